@@ -1,0 +1,201 @@
+"""The one configuration source: defaults.yaml, a user file, then environment overrides.
+
+    settings = load_settings()
+    settings.languages["ja"].tesseract_vertical  # -> "jpn_vert"
+
+Environment overrides use ``ROSETTA__SECTION__KEY`` (double underscores), values are
+parsed as YAML so numbers, booleans and ``null`` work.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+DEFAULTS_FILE = Path(__file__).with_name("defaults.yaml")
+ENV_PREFIX = "ROSETTA__"
+
+
+def project_home() -> Path:
+    """Where relative paths point: ROSETTA_HOME, else the source checkout, else cwd."""
+    if home := os.environ.get("ROSETTA_HOME"):
+        return Path(home).expanduser().resolve()
+    checkout = Path(__file__).resolve().parents[1]
+    if (checkout / "airflow.cfg").exists():
+        return checkout
+    return Path.cwd()
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LanguageEntry(_Section):
+    name: str
+    tesseract: str
+    tesseract_vertical: str | None = None
+    chunk_chars: int
+
+
+class LanguageConfig(_Section):
+    model: str
+    min_confidence: float
+    sample_chars: int
+
+
+class ExtractionConfig(_Section):
+    min_text_layer_chars: int
+    ocr_dpi: int
+    max_pages: int
+
+
+class CleaningConfig(_Section):
+    repeat_min_pages: int
+    repeat_min_fraction: float
+    garbage_max_symbol_ratio: float
+
+
+class ChunkingConfig(_Section):
+    similarity_threshold: float
+    min_chunk_chars: int
+
+
+class EmbeddingConfig(_Section):
+    model: str
+    batch_size: int
+
+
+class AlignmentConfig(_Section):
+    registered_model_prefix: str
+    alias: str
+
+
+class WeaviateConfig(_Section):
+    url: str | None
+    api_key: str | None
+    version: str
+    binary_dir: str
+    http_port: int
+    grpc_port: int
+    startup_timeout_s: int
+    collection: str
+    replication_factor: int
+    consistency_level: Literal["ONE", "QUORUM", "ALL"]
+    pq_enabled: bool
+    pq_min_objects: int
+    batch_size: int
+    max_retries: int
+
+
+class MlflowConfig(_Section):
+    tracking_uri: str | None
+    experiment: str
+
+
+class QaConfig(_Section):
+    sample_per_thousand: int
+    min_sample: int
+    max_failure_rate: float
+    seed: int
+
+
+class AirflowConfig(_Section):
+    corpus_refresh_schedule: str | None
+    retries: int
+    retry_delay_s: int
+
+
+class ExecutionConfig(_Section):
+    mode: Literal["local", "docker", "kubernetes"]
+
+
+class Settings(_Section):
+    data_root: Path
+    source_dir: Path
+    source_globs: list[str]
+    reference_language: str
+    languages: dict[str, LanguageEntry]
+    language: LanguageConfig
+    extraction: ExtractionConfig
+    cleaning: CleaningConfig
+    chunking: ChunkingConfig
+    embedding: EmbeddingConfig
+    alignment: AlignmentConfig
+    weaviate: WeaviateConfig
+    mlflow: MlflowConfig
+    qa: QaConfig
+    airflow: AirflowConfig
+    execution: ExecutionConfig
+
+    @property
+    def registry_path(self) -> Path:
+        return self.data_root / "registry.sqlite"
+
+    @property
+    def mlflow_tracking_uri(self) -> str:
+        if self.mlflow.tracking_uri:
+            return self.mlflow.tracking_uri
+        return f"sqlite:///{self.data_root / 'mlflow.db'}"
+
+    @property
+    def mlflow_artifact_root(self) -> Path:
+        return self.data_root / "mlartifacts"
+
+    @property
+    def weaviate_data_path(self) -> Path:
+        return self.data_root / "weaviate"
+
+
+def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
+    overrides: dict[str, Any] = {}
+    for name, raw in environ.items():
+        if not name.startswith(ENV_PREFIX):
+            continue
+        path = [part.lower() for part in name[len(ENV_PREFIX):].split("__") if part]
+        node = overrides
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = yaml.safe_load(raw) if raw != "" else None
+    return overrides
+
+
+def _resolve(path: Path | str, home: Path) -> Path:
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else (home / p).resolve()
+
+
+def load_settings(environ: dict[str, str] | None = None) -> Settings:
+    environ = dict(os.environ if environ is None else environ)
+    raw = yaml.safe_load(DEFAULTS_FILE.read_text(encoding="utf-8"))
+    if user_file := environ.get("ROSETTA_CONFIG"):
+        raw = _deep_merge(raw, yaml.safe_load(Path(user_file).read_text(encoding="utf-8")) or {})
+    raw = _deep_merge(raw, _env_overrides(environ))
+    settings = Settings.model_validate(raw)
+    home = Path(environ["ROSETTA_HOME"]).expanduser().resolve() if environ.get("ROSETTA_HOME") else project_home()
+    settings.data_root = _resolve(settings.data_root, home)
+    settings.source_dir = _resolve(settings.source_dir, home)
+    settings.weaviate.binary_dir = str(_resolve(settings.weaviate.binary_dir, home))
+    if settings.reference_language not in settings.languages:
+        raise ValueError(f"reference_language {settings.reference_language!r} is not in languages")
+    return settings
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Process-wide settings; tests call ``get_settings.cache_clear()`` after changing env."""
+    return load_settings()

@@ -1,0 +1,180 @@
+"""The typed contract between stages (DESIGN.md section 2).
+
+Every per-document stage is ``run(ref: DocRef, settings) -> StageResult``: it reads the
+previous stage's file from the batch workspace and writes its own. What travels through
+Airflow's XCom is ``StageResult.model_dump()``: ids, a status and a path, never content.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Status = Literal["ok", "quarantined"]
+Direction = Literal["horizontal", "vertical"]
+
+
+class DocumentError(Exception):
+    """Bad input: the document goes to quarantine with this reason; the batch goes on."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        self.reason = reason  # machine-readable, e.g. "corrupt_pdf"
+        self.detail = detail  # for people
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+
+
+class DocRef(BaseModel):
+    batch_id: str
+    doc_id: str
+
+
+class StageResult(BaseModel):
+    batch_id: str
+    doc_id: str
+    stage: str
+    status: Status = "ok"
+    output: str | None = None
+    reason: str | None = None
+    detail: str | None = None
+
+    @property
+    def ref(self) -> DocRef:
+        return DocRef(batch_id=self.batch_id, doc_id=self.doc_id)
+
+
+class SourceDocument(BaseModel):
+    """One entry of a batch manifest: what the batch was asked to process."""
+
+    doc_id: str
+    source_path: str
+    sha256: str
+    size_bytes: int
+
+
+class BatchManifest(BaseModel):
+    batch_id: str
+    kind: Literal["corpus_refresh", "reprocess"]
+    documents: list[SourceDocument]
+    skipped: list[SourceDocument] = Field(default_factory=list)
+
+
+# --- stage 2: extraction ---------------------------------------------------------------
+class Block(BaseModel):
+    text: str
+    bbox: tuple[float, float, float, float]  # x0, top, x1, bottom in PDF points
+    direction: Direction = "horizontal"
+    kind: Literal["text", "table"] = "text"
+
+
+class Page(BaseModel):
+    page_no: int  # 1-based
+    width: float
+    height: float
+    method: Literal["text_layer", "ocr"]
+    engine: str  # e.g. "pdfplumber-0.11.10", "rapidocr-3.10.0", "tesseract-5.3.0:jpn_vert"
+    direction: Direction
+    blocks: list[Block]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(b.text for b in self.blocks if b.text)
+
+
+class ExtractedDocument(BaseModel):
+    doc_id: str
+    source_path: str
+    sha256: str
+    pages: list[Page]
+    engines: list[str]
+
+
+# --- stage 1: language + cleaning ------------------------------------------------------
+class RemovedSpan(BaseModel):
+    page_no: int
+    text: str
+    reason: Literal["running_header_footer", "page_number", "watermark", "ocr_garbage"]
+
+
+class PageSpan(BaseModel):
+    page_no: int
+    start: int
+    end: int
+
+
+class CleanedDocument(BaseModel):
+    doc_id: str
+    source_path: str
+    sha256: str
+    lang: str
+    lang_confidence: float
+    text: str  # cleaned text; pages joined with a blank line
+    pages: list[PageSpan]
+    tables: list[tuple[int, int]] = Field(default_factory=list)  # spans of TABLE blocks
+    removed: list[RemovedSpan]
+    extraction_methods: list[str]
+    engines: list[str]
+
+    def page_at(self, offset: int) -> int:
+        for span in self.pages:
+            if offset < span.end:
+                return span.page_no
+        return self.pages[-1].page_no if self.pages else 1
+
+
+# --- stage 3: structure ----------------------------------------------------------------
+ElementType = Literal["HEADER", "CLAUSE", "PARAGRAPH", "LIST", "TABLE"]
+
+
+class Element(BaseModel):
+    type: ElementType
+    start: int
+    end: int
+    level: int = 0
+    number: str | None = None  # clause number as written, e.g. "第一条", "§ 3", "1.2"
+    title: str | None = None
+    clause_id: str | None = None  # the clause this element belongs to
+
+
+class StructuredDocument(BaseModel):
+    doc_id: str
+    elements: list[Element]
+    markers: list[tuple[int, str, str]]  # (offset, "CLAUSE_START"|"CLAUSE_END", clause_id)
+
+
+# --- stage 4: chunking -----------------------------------------------------------------
+class Chunk(BaseModel):
+    chunk_id: str
+    doc_id: str
+    lang: str
+    text: str
+    start: int
+    end: int
+    page_start: int
+    page_end: int
+    structure_type: ElementType
+    clause_number: str | None = None
+    clause_id: str | None = None
+    heading_path: list[str] = Field(default_factory=list)
+    prev_clause_id: str | None = None
+    next_clause_id: str | None = None
+    semantic_density: float = 0.0
+    regulation_ids: list[str] = Field(default_factory=list)
+
+
+class ChunkedDocument(BaseModel):
+    doc_id: str
+    lang: str
+    chunks: list[Chunk]
+
+
+# --- stage 5: embedding + alignment ----------------------------------------------------
+class EmbeddedDocument(BaseModel):
+    doc_id: str
+    lang: str
+    embedder: str  # name@version
+    dimension: int
+    alignment_version: str  # MLflow model version, or "identity"
+    anchor_set_version: str | None
+    raw_vectors: str  # path of the .npy, rows in chunk order
+    aligned_vectors: str

