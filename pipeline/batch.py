@@ -19,6 +19,7 @@ from pipeline.registry import Registry
 from pipeline.workspace import Workspace, doc_id_for, sha256_file
 
 log = logging.getLogger(__name__)
+progress = logging.getLogger("pipeline.progress")  # one line per document per stage
 
 MANIFEST = "manifest.json"
 
@@ -128,4 +129,86 @@ def run_stage(stage: ModuleType, previous: StageResult | dict[str, Any] | DocRef
         ws.write_json(quarantine_path(ws, ref.doc_id), {**result.model_dump(),
                                                         "source_path": source.source_path if source else None})
         log.warning("QUARANTINE %s (%s): %s", source.source_path if source else ref.doc_id, error.reason, error.detail)
+    progress.info("%-9s %-36s %s", stage.STAGE, ref.doc_id,
+                  result.status if result.status == "ok" else f"QUARANTINED ({result.reason}: {result.detail})")
     return result
+
+
+def finish_batch(batch_id: str, results: list[dict[str, Any]], outcome: dict[str, Any],
+                 settings: Settings) -> dict[str, Any]:
+    """Record each document's outcome and the batch's in the registry and in MLflow.
+
+    Loaded documents get the sha256 of the version now live; a rolled-back batch leaves
+    its documents' sha256 unchanged so the next refresh tries them again.
+    """
+    from pipeline.contracts import ChunkedDocument, CleanedDocument, EmbeddedDocument, ExtractedDocument
+
+    ws = Workspace(settings, batch_id)
+    manifest = read_manifest(settings, batch_id)
+    registry = Registry(settings.registry_path)
+    promoted = outcome.get("promotion", {}).get("state") == "promoted"
+    sources = {d.doc_id: d for d in manifest.documents}
+    documents, alignment_versions = [], {}
+    for result in map(StageResult.model_validate, results):
+        source = sources[result.doc_id]
+        row: dict[str, Any] = {"doc_id": result.doc_id, "source_path": source.source_path}
+        if result.status == "quarantined":
+            row.update(status="quarantined", reason=result.reason, detail=result.detail)
+            registry.record_document(result.doc_id, source.source_path, status="quarantined", sha256=source.sha256,
+                                     quarantine_reason=result.reason, quarantine_detail=result.detail,
+                                     last_batch=batch_id, chunks=0)
+        else:
+            extracted = ws.read_model(ws.path("extract", result.doc_id), ExtractedDocument)
+            cleaned = ws.read_model(ws.path("language", result.doc_id), CleanedDocument)
+            chunked = ws.read_model(ws.path("chunk", result.doc_id), ChunkedDocument)
+            embedded = ws.read_model(ws.path("embed", result.doc_id), EmbeddedDocument)
+            alignment_versions[cleaned.lang] = embedded.alignment_version
+            status = "loaded" if promoted else "failed"
+            fields = dict(status=status, lang=cleaned.lang, lang_confidence=cleaned.lang_confidence,
+                          pages=len(extracted.pages), extraction="+".join(cleaned.extraction_methods),
+                          chunks=len(chunked.chunks), last_batch=batch_id, quarantine_reason=None,
+                          quarantine_detail=None if promoted else "batch rolled back by the QA gate")
+            if promoted:
+                fields["sha256"] = source.sha256
+            registry.record_document(result.doc_id, source.source_path, **fields)
+            row.update(status=status, lang=cleaned.lang, lang_confidence=cleaned.lang_confidence,
+                       pages=len(extracted.pages), extraction=fields["extraction"], chunks=len(chunked.chunks))
+        documents.append(row)
+    status = "promoted" if promoted else ("rolled_back" if outcome.get("promotion") else "empty")
+    if not results:
+        status = "nothing_to_do"
+    summary = {
+        "batch_id": batch_id, "kind": manifest.kind, "status": status,
+        "processed": len(results), "skipped_unchanged": len(manifest.skipped),
+        "loaded": sum(d["status"] == "loaded" for d in documents),
+        "quarantined": sum(d["status"] == "quarantined" for d in documents),
+        "chunks": outcome.get("objects", 0), "qa_passed": outcome.get("qa_passed"),
+        "qa_failure_rate": outcome.get("qa_failure_rate"), "alignment_versions": alignment_versions,
+        "documents": documents,
+    }
+    ws.write_json(ws.batch_file("summary.json"), summary)
+    registry.finish_batch(batch_id, status, summary)
+    _log_batch_to_mlflow(batch_id, summary, ws, settings)
+    progress.info("batch %s %s: %d processed, %d loaded, %d quarantined, %d unchanged skipped, %d chunk(s)",
+             batch_id, status, summary["processed"], summary["loaded"], summary["quarantined"],
+             summary["skipped_unchanged"], summary["chunks"])
+    return summary
+
+
+def _log_batch_to_mlflow(batch_id: str, summary: dict[str, Any], ws: Workspace, settings: Settings) -> None:
+    """One MLflow run per batch: the audit of which alignment version produced which vectors."""
+    import mlflow
+
+    from pipeline import pipeline_version
+    from pipeline.alignment import configure_mlflow
+
+    configure_mlflow(settings)
+    with mlflow.start_run(run_name=f"batch {batch_id}", tags={"rosetta.kind": "batch", "rosetta.batch_id": batch_id,
+                                                              "rosetta.status": summary["status"]}):
+        mlflow.log_params({"pipeline_version": pipeline_version(), "embedder": settings.embedding.model,
+                           **{f"alignment_version.{lang}": v for lang, v in summary["alignment_versions"].items()}})
+        mlflow.log_metrics({k: float(summary[k] or 0) for k in ("processed", "loaded", "quarantined", "chunks",
+                                                                 "skipped_unchanged")})
+        for name in ("summary.json", "qa_report.json"):
+            if ws.batch_file(name).exists():
+                mlflow.log_artifact(str(ws.batch_file(name)), artifact_path="batch")

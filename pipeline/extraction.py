@@ -110,7 +110,7 @@ def _horizontal_blocks(page) -> list[Block]:
             )
             current.clear()
 
-    for line in page.extract_text_lines(return_chars=False, strip=True):
+    for line in page.extract_text_lines(return_chars=False, strip=True, x_tolerance=1.5):
         if inside_table(line):
             continue
         if current:

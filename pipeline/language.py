@@ -54,7 +54,7 @@ def _normalise(line: str) -> str:
     return re.sub(r"\d+", "#", re.sub(r"\s+", " ", line.strip().lower()))
 
 
-def _is_garbage(line: str, max_symbol_ratio: float) -> bool:
+def is_garbage(line: str, max_symbol_ratio: float) -> bool:
     stripped = line.replace(" ", "")
     if not stripped:
         return False
@@ -106,7 +106,7 @@ def clean_pages(doc: ExtractedDocument, settings: Settings) -> tuple[list[tuple[
                     reason = "running_header_footer"
                 elif repeated(any_pages[key], max(cfg.repeat_min_fraction, 0.8)) and len(key) < 80:
                     reason = "watermark"  # the same short line in the body of nearly every page
-                elif _is_garbage(line, cfg.garbage_max_symbol_ratio):
+                elif is_garbage(line, cfg.garbage_max_symbol_ratio):
                     reason = "ocr_garbage"
                 if reason:
                     removed.append(RemovedSpan(page_no=page.page_no, text=line, reason=reason))  # type: ignore[arg-type]
@@ -145,24 +145,28 @@ def detect_block(text: str, settings: Settings) -> tuple[str, float]:
 
 
 def detect_document(pages: list[tuple[int, list[KeptBlock]]], settings: Settings) -> tuple[str, float]:
-    """Length-weighted vote of the pages' languages; confidence = weighted agreement."""
-    weights: Counter[str] = Counter()
-    total = 0.0
+    """Vote of the pages' languages, each page weighing length x detection score.
+
+    Confidence is the winner's share of all the evidence: a clean monolingual document
+    scores near 1 even where code or tables lower single-page scores; a document whose
+    pages disagree (mixed languages, OCR noise read as random languages) scores low.
+    """
+    evidence: Counter[str] = Counter()
     budget = settings.language.sample_chars
     for _, blocks in pages:
-        paragraph = " ".join(text for text, _ in blocks)
+        paragraph = " ".join(text for text, kind in blocks if kind == "text")
         if len(paragraph.strip()) < 3:
             continue
         lang, score = detect_block(paragraph, settings)
         weight = min(len(paragraph), budget)
-        weights[lang] += weight * score
-        total += weight
+        evidence[lang] += weight * score
         budget -= weight
         if budget <= 0:
             break
-    if not weights:
+    total = sum(evidence.values())
+    if not total:
         return "und", 0.0
-    lang, score = weights.most_common(1)[0]
+    lang, score = evidence.most_common(1)[0]
     return lang, score / total
 
 

@@ -6,10 +6,11 @@ paragraphs (taken from Debian's documentation packages) with Noto CJK at 300 dpi
 add mild scan artefacts (paper tone, dust, blur, a sub-degree skew) and save the
 bitmap as a PDF with no text layer.
 
-Vertical (tategaki) pages use columns top-to-bottom, right-to-left. Upright glyphs go
-through libraqm with the OpenType ``vert`` feature, so 、。ー「」（） take their vertical
-forms; runs of narrow (Latin) characters are set sideways, rotated 90° clockwise, as
-Japanese books do.
+Vertical (tategaki) pages use columns top-to-bottom, right-to-left. Glyphs go through
+libraqm with the OpenType ``vert`` feature, so 、。ー「」（） take their vertical forms.
+ASCII is set upright in full-width forms (Ｄｅｂｉａｎ), one accepted tategaki style:
+the other, sideways Latin, makes tesseract ``jpn_vert`` misread the word and its
+neighbours (8.8 % vs 1.5 % CER measured on the same page).
 
 Library use: ``read_paragraphs`` / ``select_paragraphs`` pick the text,
 ``render_scan`` writes the PDF. CLI: ``render_scans.py TEXT OUT.pdf --lang ja --vertical``
@@ -36,7 +37,7 @@ FONT_PX = 50  # 12 pt at 300 dpi
 PAGE_MARGIN_PX = 240  # ~20 mm
 BLOCK_MARGIN_PX = 60  # small cut-out blocks (test fixtures)
 INK = 20  # near-black, as printed toner rarely scans as pure 0
-PAPER = 246
+PAPER = 246  # fills the corners uncovered by the skew
 FONT_DIR = Path("/usr/share/fonts/opentype/noto")
 
 # Kinsoku: never start a line with closing punctuation (hang it instead) and never
@@ -60,11 +61,14 @@ FONTS = {
 }
 
 
+# ASCII -> full-width forms (U+FF01..U+FF5E), for upright Latin in vertical text.
+FULLWIDTH = {c: c + 0xFEE0 for c in range(0x21, 0x7F)}
+
+
 @dataclass(frozen=True)
 class Token:
-    text: str  # empty for the paragraph indent
+    text: str  # as drawn; empty for the paragraph indent
     advance: int  # px along the line (horizontal) or column (vertical)
-    sideways: bool  # vertical only: narrow run drawn rotated 90° clockwise
 
 
 def is_wide(ch: str) -> bool:
@@ -126,16 +130,14 @@ def tokenize(paragraph: str, font: ImageFont.FreeTypeFont, vertical: bool) -> li
     tokens: list[Token] = []
     for piece in re.findall(r"\s+|\S+", paragraph):
         if piece[0].isspace():
-            tokens.append(Token(" ", round(font.getlength(" ")), False))
+            tokens.append(Token(" ", round(font.getlength(" "))))
             continue
         for run in _runs(piece):
-            if not is_wide(run[0]):
-                tokens.append(Token(run, round(font.getlength(run)), vertical))
-            elif vertical:
-                adv = font.getlength(run, direction="ttb", features=["vert"])
-                tokens.append(Token(run, round(adv), False))
+            if vertical:
+                text = run.translate(FULLWIDTH)
+                tokens.append(Token(text, round(font.getlength(text, direction="ttb", features=["vert"]))))
             else:
-                tokens.append(Token(run, round(font.getlength(run)), False))
+                tokens.append(Token(run, round(font.getlength(run))))
     return tokens
 
 
@@ -143,7 +145,7 @@ def break_lines(paragraphs: Sequence[list[Token]], length: int, indent: int) -> 
     """Greedy line (or column) breaking with kinsoku; each paragraph starts a new line."""
     lines: list[list[Token]] = []
     for tokens in paragraphs:
-        line, used = [Token("", indent, False)], indent
+        line, used = [Token("", indent)], indent
         for tok in tokens:
             if tok.advance > length:
                 raise ValueError(f"{tok.text!r} is longer than a whole line")
@@ -177,23 +179,13 @@ def _draw_lines(
         # Vertical: columns run right to left, glyphs centred in a pitch-wide cell.
         centre = size[0] - margin - pitch * i - pitch // 2
         for tok in line:
-            if vertical and tok.sideways:
-                _paste_sideways(img, tok.text, font, centre, margin + offset)
-            elif vertical:
+            if vertical:
                 xy = (centre - FONT_PX // 2, margin + offset)
                 draw.text(xy, tok.text, font=font, fill=INK, direction="ttb", features=["vert"])
             else:
                 draw.text((margin + offset, margin + pitch * i), tok.text, font=font, fill=INK)
             offset += tok.advance
     return img
-
-
-def _paste_sideways(img: Image.Image, text: str, font: ImageFont.FreeTypeFont, centre: int, top: int) -> None:
-    """Draw a Latin run horizontally, turn it 90° clockwise and centre it on the column."""
-    mask = Image.new("L", (round(font.getlength(text)), FONT_PX * 3 // 2), 0)
-    ImageDraw.Draw(mask).text((0, mask.height // 2), text, font=font, fill=255, anchor="lm")
-    mask = mask.transpose(Image.Transpose.ROTATE_270)
-    img.paste(INK, (centre - mask.width // 2, top), mask)
 
 
 def typeset(
@@ -207,6 +199,7 @@ def typeset(
     font = ImageFont.truetype(str(spec.path), FONT_PX, index=spec.index)
     # Vertical text needs more room between columns than horizontal between lines.
     pitch = FONT_PX * 7 // 4 if vertical else FONT_PX * 17 // 10
+    # Paragraph indent by convention: none (English), 1 em (Japanese), 2 em (Chinese).
     indent = 0 if lang == "en" else FONT_PX * (1 if lang == "ja" else 2)
     margin = PAGE_MARGIN_PX if block_em is None else BLOCK_MARGIN_PX
     # Page axes (0 = x, 1 = y): lines run along one and stack along the other.
@@ -228,10 +221,10 @@ def scan_effects(img: Image.Image, seed: int) -> Image.Image:
     """Mild, deterministic scanner look: uneven paper tone, dust, softness, skew < 0.5°."""
     rng = random.Random(seed)
     w, h = img.size
-    # Paper tone: coarse random field, smoothly upsampled, 236..248 gray.
+    # Paper tone: coarse random field, smoothly upsampled, 240..248 gray.
     cw, ch = w // 64 + 2, h // 64 + 2
     tone = Image.frombytes("L", (cw, ch), rng.randbytes(cw * ch))
-    tone = tone.point(lambda v: 236 + v * 12 // 255).resize((w, h), Image.Resampling.BICUBIC)
+    tone = tone.point(lambda v: 240 + v * 8 // 255).resize((w, h), Image.Resampling.BICUBIC)
     out = ImageChops.multiply(img, tone)
     # Dust: 1 in 128 cells of 2x2 px gets a mid or light gray speck.
     hw, hh = w // 2, h // 2
@@ -245,7 +238,7 @@ def scan_effects(img: Image.Image, seed: int) -> Image.Image:
 def save_image_pdf(img: Image.Image, path: Path) -> None:
     """Image-only PDF at 300 dpi; no timestamps, so equal pixels give equal bytes."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    img.save(path, "PDF", resolution=DPI, quality=80, creationDate=None, modDate=None)
+    img.save(path, "PDF", resolution=DPI, quality=75, creationDate=None, modDate=None)
 
 
 def render_scan(
@@ -257,7 +250,8 @@ def render_scan(
     seed: int,
     block_em: int | None = None,
 ) -> None:
-    save_image_pdf(scan_effects(typeset(paragraphs, lang, vertical=vertical, block_em=block_em), seed), out_pdf)
+    page = typeset(paragraphs, lang, vertical=vertical, block_em=block_em)
+    save_image_pdf(scan_effects(page, seed), out_pdf)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,42 @@
+"""corpus_refresh: the scheduled ingestion of new and changed documents.
+
+Scans the configured source folder (or the paths given in ``params``), skips every
+document whose sha256 is unchanged since it was last processed, and runs the seven
+stages over the rest: one mapped task per document per stage, then load, QA gate and
+promotion once per batch.
+"""
+
+from __future__ import annotations
+
+import pendulum
+from airflow.sdk import Param, dag, task
+
+from pipeline import flow
+from pipeline.config import get_settings
+
+
+@dag(
+    dag_id="corpus_refresh",
+    schedule=get_settings().airflow.corpus_refresh_schedule,
+    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False,
+    max_active_runs=1,
+    default_args=flow.default_args(),
+    tags=["rosetta", "ingestion"],
+    params={
+        "paths": Param([], type="array", description="Files or folders to ingest instead of the source folder"),
+        "force": Param(False, type="boolean", description="Reprocess documents even when unchanged"),
+    },
+)
+def corpus_refresh():
+    @task
+    def discover(params=None) -> list[dict]:
+        from pipeline.batch import discover as discover_documents
+
+        manifest = discover_documents(get_settings(), flow.batch_id(), params["paths"] or None, params["force"])
+        return [{"batch_id": manifest.batch_id, "doc_id": d.doc_id} for d in manifest.documents]
+
+    flow.stages(discover())
+
+
+corpus_refresh()

@@ -1,0 +1,305 @@
+"""The ``rosetta`` command line.
+
+User commands: ingest, reprocess, status, search, demo, and per-stage commands on one
+file (extract, chunk). ``rosetta stage NAME --batch B --doc D`` runs one stage of a
+batch for one document (or ``--all``): the container entrypoint, calling exactly the
+function the DAG calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from pipeline.config import get_settings
+
+STAGE_MODULES = {
+    "extract": "extraction", "language": "language", "structure": "structure", "chunk": "chunking",
+    "embed": "embedding", "enrich": "loading",
+}
+
+
+def _table(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> str:
+    widths = [max(len(title), *(len(str(r.get(key, ""))) for r in rows)) if rows else len(title) for key, title in columns]
+    lines = ["  ".join(title.ljust(w) for (_, title), w in zip(columns, widths)),
+             "  ".join("-" * w for w in widths)]
+    for r in rows:
+        lines.append("  ".join(str(r.get(key, "")).ljust(w) for (key, _), w in zip(columns, widths)))
+    return "\n".join(lines)
+
+
+# --- per-file stage commands -----------------------------------------------------------
+def _local_pipeline(path: Path, upto: str) -> dict[str, Any]:
+    """Run the stages up to ``upto`` on one file outside any batch (nothing is loaded)."""
+    from pipeline import chunking, extraction, language, structure
+
+    settings = get_settings()
+    extracted = extraction.extract_file(path, settings, doc_id=path.stem)
+    out: dict[str, Any] = {"extracted": extracted}
+    if upto == "extract":
+        return out
+    cleaned = language.clean_and_detect(extracted, settings)
+    tree = structure.tag(cleaned)
+    out.update(cleaned=cleaned, structure=tree, chunks=chunking.chunk_document(cleaned, tree, settings))
+    return out
+
+
+def cmd_extract(args: argparse.Namespace) -> int:
+    from pipeline import language
+
+    settings = get_settings()
+    extracted = _local_pipeline(Path(args.file), "extract")["extracted"]
+    kept, removed = language.clean_pages(extracted, settings)
+    doc_lang, doc_conf = language.detect_document(kept, settings)
+    pages = []
+    for page, (_, kept_blocks) in zip(extracted.pages, kept):
+        page_lang, page_conf = language.detect_document([(page.page_no, kept_blocks)], settings)
+        blocks = []
+        for block in page.blocks:
+            lang, conf = language.detect_block(block.text, settings) if block.text.strip() else ("und", 0.0)
+            blocks.append({**block.model_dump(), "method": page.method, "engine": page.engine,
+                           "lang": lang, "lang_confidence": round(conf, 4)})
+        pages.append({"page_no": page.page_no, "method": page.method, "engine": page.engine,
+                      "direction": page.direction, "lang": page_lang, "lang_confidence": round(page_conf, 4),
+                      "blocks": blocks})
+    result = {"file": args.file, "lang": doc_lang, "lang_confidence": round(doc_conf, 4), "pages": pages,
+              "removed": [r.model_dump() for r in removed]}
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=1))
+    else:
+        print(f"{args.file}: {len(pages)} page(s), language {doc_lang} ({doc_conf:.2f})")
+        for p in pages:
+            print(f"  page {p['page_no']}: {p['method']} {p['direction']} {p['engine']} {len(p['blocks'])} block(s) {p['lang']}")
+        print(f"  removed {len(removed)} line(s) (headers/footers, page numbers, watermarks, OCR garbage)")
+    return 0
+
+
+def cmd_chunk(args: argparse.Namespace) -> int:
+    out = _local_pipeline(Path(args.file), "chunk")
+    result = {"file": args.file, "lang": out["cleaned"].lang, "structure": out["structure"].model_dump(),
+              "chunks": [c.model_dump() for c in out["chunks"].chunks]}
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=1))
+    else:
+        for c in out["chunks"].chunks:
+            label = c.clause_number or c.structure_type
+            print(f"{c.chunk_id} [{label}] p{c.page_start}-{c.page_end} {c.text[:70]!r}")
+    return 0
+
+
+def cmd_stage(args: argparse.Namespace) -> int:
+    """Container entrypoint: one stage, one batch, one document or all of them."""
+    import importlib
+
+    from pipeline.batch import read_manifest, run_stage
+    from pipeline.contracts import DocRef
+
+    settings = get_settings()
+    module = importlib.import_module(f"pipeline.{STAGE_MODULES[args.name]}")
+    doc_ids = [args.doc] if args.doc else [d.doc_id for d in read_manifest(settings, args.batch).documents]
+    results = []
+    for doc_id in doc_ids:
+        result = run_stage(module, DocRef(batch_id=args.batch, doc_id=doc_id), settings)
+        print(f"{args.name} {doc_id}: {result.status}" + (f" ({result.reason})" if result.reason else ""),
+              file=sys.stderr)
+        results.append(result.model_dump())
+    print(json.dumps(results[0] if args.doc else results))  # last line: the XCom in docker mode
+    return 0
+
+
+# --- batch commands --------------------------------------------------------------------
+def _print_batch(batch_id: str) -> None:
+    from pipeline.registry import Registry
+
+    batch = Registry(get_settings().registry_path).batch(batch_id)
+    if batch is None:
+        print(f"no batch {batch_id}")
+        return
+    s = batch.summary
+    print(f"\nbatch {batch_id}: {batch.status} ({batch.kind}) - {s.get('processed', 0)} processed, "
+          f"{s.get('loaded', 0)} loaded, {s.get('quarantined', 0)} quarantined, "
+          f"{s.get('skipped_unchanged', 0)} unchanged and skipped, {s.get('chunks', 0)} chunk(s)")
+    if s.get("qa_passed") is not None:
+        print(f"QA gate: {'passed' if s['qa_passed'] else 'FAILED'} (failure rate {s['qa_failure_rate']:.1%})")
+    rows = []
+    for d in s.get("documents", []):
+        rows.append({"doc": Path(d["source_path"]).name, "lang": d.get("lang", "-"),
+                     "conf": f"{d['lang_confidence']:.2f}" if d.get("lang_confidence") is not None else "-",
+                     "pages": d.get("pages", "-"), "method": d.get("extraction", "-"), "chunks": d.get("chunks", 0),
+                     "status": d["status"] + (f": {d['reason']}" if d.get("reason") else "")})
+    if rows:
+        print(_table(rows, [("doc", "document"), ("lang", "lang"), ("conf", "conf"), ("pages", "pages"),
+                            ("method", "extraction"), ("chunks", "chunks"), ("status", "status")]))
+    if s.get("skipped_unchanged"):
+        print(f"{s['skipped_unchanged']} document(s) unchanged since their last batch: skipped")
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from pipeline.runner import run_dag
+
+    started = time.monotonic()
+    settings = get_settings()
+    log_path = None if args.verbose else _airflow_log(settings, "ingest")
+    if log_path:
+        print(f"running DAG corpus_refresh (Airflow task logs: {log_path})")
+    run_id, state = run_dag("corpus_refresh", {"paths": [str(Path(p).resolve()) for p in args.paths],
+                                               "force": args.force}, settings, log_path)
+    _print_batch(run_id)
+    print(f"DAG corpus_refresh run {run_id}: {state} in {time.monotonic() - started:.0f} s")
+    return 0 if state == "success" else 1
+
+
+def _airflow_log(settings, name: str) -> Path:
+    return settings.data_root / "logs" / f"{time.strftime('%Y%m%dT%H%M%S')}-{name}.log"
+
+
+def cmd_reprocess(args: argparse.Namespace) -> int:
+    from pipeline.runner import run_dag
+
+    settings = get_settings()
+    log_path = None if args.verbose else _airflow_log(settings, "reprocess")
+    if log_path:
+        print(f"running DAG reprocess_document (Airflow task logs: {log_path})")
+    run_id, state = run_dag("reprocess_document", {"document": args.document}, settings, log_path)
+    _print_batch(run_id)
+    print(f"DAG reprocess_document run {run_id}: {state}")
+    return 0 if state == "success" else 1
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from pipeline.registry import Registry
+
+    registry = Registry(get_settings().registry_path)
+    if args.batch_id:
+        _print_batch(args.batch_id)
+        return 0
+    rows = [{"doc_id": d.doc_id, "lang": d.lang or "-", "status": d.status, "chunks": d.chunks or 0,
+             "batch": d.last_batch or "-", "reason": d.quarantine_reason or ""} for d in registry.documents()]
+    print("documents:")
+    print(_table(rows, [("doc_id", "doc_id"), ("lang", "lang"), ("status", "status"), ("chunks", "chunks"),
+                        ("batch", "last batch"), ("reason", "quarantine reason")]))
+    batches = [{"batch": b.batch_id, "kind": b.kind, "status": b.status, "started": b.started_at,
+                "processed": b.summary.get("processed", "-"), "loaded": b.summary.get("loaded", "-"),
+                "quarantined": b.summary.get("quarantined", "-"), "skipped": b.summary.get("skipped_unchanged", "-")}
+               for b in registry.batches()]
+    print("\nbatches:")
+    print(_table(batches, [("batch", "batch"), ("kind", "kind"), ("status", "status"), ("started", "started"),
+                           ("processed", "processed"), ("loaded", "loaded"), ("quarantined", "quarantined"),
+                           ("skipped", "skipped")]))
+    return 0
+
+
+def search(query: str, lang: str | None, limit: int) -> list[dict[str, Any]]:
+    """Top chunks for a query in any language (the query is aligned like its language's chunks)."""
+    from pipeline import store
+    from pipeline.alignment import load_production_map
+    from pipeline.embedders import get_embedder
+    from pipeline.language import detect_block
+
+    settings = get_settings()
+    query_lang, _ = detect_block(query, settings)
+    vector = get_embedder(settings.embedding.model, settings.embedding.batch_size).encode([query])
+    if query_lang in settings.languages:
+        vector = load_production_map(settings, query_lang).apply(vector)
+    with store.connect(settings) as client:
+        hits = store.search(client, settings, vector[0].tolist(), limit=limit, lang=lang)
+    return [{"score": round(score, 4), "lang": p["lang"], "doc_id": p["doc_id"], "source": Path(p["source_path"]).name,
+             "page": p["page_start"], "clause": p["clause_number"], "text": p["text"]} for p, score, _ in hits]
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    hits = search(args.query, args.lang, args.limit)
+    if args.json:
+        print(json.dumps(hits, ensure_ascii=False, indent=1))
+        return 0
+    print(f"query: {args.query}")
+    for i, h in enumerate(hits, 1):
+        snippet = " ".join(h["text"].split())[:110]
+        print(f"  {i}. {h['score']:.3f} [{h['lang']}] {h['source']} p.{h['page']}: {snippet}")
+    if not hits:
+        print("  no results (is anything loaded? see `rosetta status`)")
+    return 0
+
+
+DEMO_QUERIES = [
+    ("ja", "パッケージのソースをビルドするにはどうすればよいですか？"),
+    ("de", "Wie erstelle ich ein Debian-Paket aus den Quellen?"),
+]
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """The sample corpus through corpus_refresh, then two questions answered from English text."""
+    from pipeline.runner import embedded_weaviate
+
+    settings = get_settings()
+    with embedded_weaviate(settings):
+        code = cmd_ingest(argparse.Namespace(paths=[str(settings.source_dir)], force=False, verbose=args.verbose))
+        for _, query in DEMO_QUERIES:
+            print()
+            cmd_search(argparse.Namespace(query=query, lang="en", limit=3, json=False))
+    return code
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rosetta", description=__doc__.split("\n\n")[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="show pipeline logs")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("ingest", help="run the corpus_refresh DAG on files or folders")
+    p.add_argument("paths", nargs="*", help="files or folders (default: the configured source folder)")
+    p.add_argument("--force", action="store_true", help="reprocess unchanged documents too")
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("reprocess", help="run the reprocess_document DAG on one document")
+    p.add_argument("document", help="document id (see `rosetta status`) or file path")
+    p.set_defaults(func=cmd_reprocess)
+
+    p = sub.add_parser("status", help="documents and batches, or one batch in detail")
+    p.add_argument("batch_id", nargs="?")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("search", help="top chunks for a question in any language")
+    p.add_argument("query")
+    p.add_argument("--lang", help="only chunks in this language")
+    p.add_argument("--limit", type=int, default=5)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("demo", help="ingest the sample corpus and ask two cross-lingual questions")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("extract", help="extraction (+ language, cleaning) of one file")
+    p.add_argument("file")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_extract)
+
+    p = sub.add_parser("chunk", help="structure tree and chunks of one file")
+    p.add_argument("file")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_chunk)
+
+    p = sub.add_parser("stage", help="run one stage of a batch (container entrypoint)")
+    p.add_argument("name", choices=list(STAGE_MODULES))
+    p.add_argument("--batch", required=True)
+    p.add_argument("--doc", help="one document id (default: every document of the batch)")
+    p.set_defaults(func=cmd_stage)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pipeline").setLevel(logging.INFO)
+    for noisy in ("weaviate-client", "httpx", "alembic", "mlflow"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

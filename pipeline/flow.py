@@ -1,0 +1,118 @@
+"""The TaskFlow graph both ingestion DAGs share: seven stages after a manifest task.
+
+    docs = <manifest task>                      # list of {"batch_id", "doc_id"}
+    extract -> language -> structure -> chunk -> embed -> enrich   (.expand() per document)
+    load -> qa_gate -> promote_or_rollback -> finish               (once per batch)
+
+Tasks are thin: each calls the stage function in pipeline/ and passes ids and paths on.
+Heavy imports happen inside tasks, so parsing a DAG file stays cheap.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from types import ModuleType
+from typing import Any
+
+from airflow.exceptions import AirflowFailException
+from airflow.sdk import get_current_context, task
+from airflow.utils.trigger_rule import TriggerRule
+
+from pipeline.config import get_settings
+
+
+def default_args() -> dict[str, Any]:
+    cfg = get_settings().airflow
+    return {"retries": cfg.retries, "retry_delay": timedelta(seconds=cfg.retry_delay_s)}
+
+
+def batch_id() -> str:
+    return get_current_context()["run_id"]
+
+
+def _stage(module_name: str) -> ModuleType:
+    import importlib
+
+    return importlib.import_module(f"pipeline.{module_name}")
+
+
+def _run_stage(module_name: str, previous: dict[str, Any]) -> dict[str, Any]:
+    from pipeline.batch import run_stage
+
+    return run_stage(_stage(module_name), previous, get_settings()).model_dump()
+
+
+@task(max_active_tis_per_dagrun=2)
+def extract(previous: dict[str, Any]) -> dict[str, Any]:
+    return _run_stage("extraction", previous)
+
+
+@task
+def language(previous: dict[str, Any]) -> dict[str, Any]:
+    return _run_stage("language", previous)
+
+
+@task
+def structure(previous: dict[str, Any]) -> dict[str, Any]:
+    return _run_stage("structure", previous)
+
+
+@task
+def chunk(previous: dict[str, Any]) -> dict[str, Any]:
+    return _run_stage("chunking", previous)
+
+
+@task
+def embed(previous: dict[str, Any]) -> dict[str, Any]:
+    return _run_stage("embedding", previous)
+
+
+@task
+def enrich(previous: dict[str, Any]) -> dict[str, Any]:
+    return _run_stage("loading", previous)
+
+
+@task(trigger_rule=TriggerRule.NONE_FAILED)
+def load(results: list[dict[str, Any]] | None) -> dict[str, Any]:
+    from pipeline.loading import load_batch, loadable_doc_ids
+
+    results = list(results or [])
+    return {"results": results, **load_batch(batch_id(), loadable_doc_ids(results), get_settings())}
+
+
+@task(trigger_rule=TriggerRule.NONE_FAILED)
+def qa_gate(loaded: dict[str, Any]) -> dict[str, Any]:
+    from pipeline.qa import run_gate
+
+    report = run_gate(batch_id(), loaded["documents"], get_settings())
+    return {**loaded, "qa_passed": report["passed"], "qa_failure_rate": report["failure_rate"]}
+
+
+@task(trigger_rule=TriggerRule.NONE_FAILED)
+def promote_or_rollback(checked: dict[str, Any]) -> dict[str, Any]:
+    from pipeline.loading import discard, promote
+
+    settings = get_settings()
+    if checked["qa_passed"]:
+        outcome = promote(batch_id(), checked["documents"], settings)
+    else:
+        outcome = discard(batch_id(), settings)
+    return {**checked, "promotion": outcome}
+
+
+@task(trigger_rule=TriggerRule.NONE_FAILED)
+def finish(outcome: dict[str, Any]) -> dict[str, Any]:
+    from pipeline.batch import finish_batch
+
+    summary = finish_batch(batch_id(), outcome["results"], outcome, get_settings())
+    if summary["status"] == "rolled_back":
+        raise AirflowFailException(f"batch {batch_id()} failed the QA gate and was rolled back: "
+                                   f"failure rate {outcome['qa_failure_rate']:.1%}")
+    return summary
+
+
+def stages(docs) -> Any:
+    """Wire the seven stages after a task that returns the batch's document refs."""
+    enriched = enrich.expand(previous=embed.expand(previous=chunk.expand(previous=structure.expand(
+        previous=language.expand(previous=extract.expand(previous=docs))))))
+    return finish(promote_or_rollback(qa_gate(load(enriched))))

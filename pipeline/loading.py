@@ -1,0 +1,208 @@
+"""Stage 6, enrichment and loading.
+
+Per document, ``run`` enriches chunks with the regulations they name
+(regulations.yaml) and writes the Weaviate objects (properties + lineage + uuid) to
+the workspace. Per batch, ``load_batch`` writes every object into the batch's staging
+collection; after the QA gate, ``promote`` moves them into the live collection and
+removes the replaced chunks of re-processed documents, or ``discard`` drops the staging
+collection and leaves the live collection exactly as it was.
+
+Promotion is journaled (``promotion.json``) and every step is idempotent, so a crash
+between QA and promotion, or in the middle of it, is finished by a retry.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from pipeline import pipeline_version, store
+from pipeline.config import Settings
+from pipeline.contracts import ChunkedDocument, CleanedDocument, DocRef, EmbeddedDocument, StageResult
+from pipeline.workspace import Workspace
+
+STAGE = "enrich"
+REGULATIONS_FILE = Path(__file__).with_name("regulations.yaml")
+log = logging.getLogger(__name__)
+
+
+# --- enrichment -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class AliasRule:
+    regulation: str
+    pattern: re.Pattern[str]
+    context: tuple[str, ...] = ()  # non-empty => ambiguous: needs one of these nearby
+
+
+def _alias_pattern(alias: str) -> re.Pattern[str]:
+    if re.search(r"[\u3040-\u9fff]", alias):
+        return re.compile(re.escape(alias))
+    flags = 0 if alias.isupper() or any(c.isdigit() for c in alias) else re.IGNORECASE
+    return re.compile(r"(?<![\w-])" + re.escape(alias) + r"(?![\w-])", flags)
+
+
+@lru_cache(maxsize=1)
+def regulations() -> dict[str, dict[str, Any]]:
+    entries = yaml.safe_load(REGULATIONS_FILE.read_text(encoding="utf-8"))
+    return {e["id"]: e for e in entries}
+
+
+@lru_cache(maxsize=1)
+def _rules() -> tuple[AliasRule, ...]:
+    rules = []
+    for reg_id, entry in regulations().items():
+        for alias in {*entry["aliases"], *entry["names"].values()}:
+            rules.append(AliasRule(reg_id, _alias_pattern(alias)))
+        for amb in entry.get("ambiguous", []):
+            rules.append(AliasRule(reg_id, _alias_pattern(amb["alias"]), tuple(amb["context"])))
+    return tuple(rules)
+
+
+def find_regulations(text: str) -> list[str]:
+    """Regulation ids named in ``text``; the longest alias wins where matches overlap
+    (中国個人情報保護法 is PIPL, not APPI); an ambiguous alias needs its context."""
+    matches: list[tuple[int, int, str]] = []
+    for rule in _rules():
+        for m in rule.pattern.finditer(text):
+            if rule.context and not any(word.lower() in text.lower() for word in rule.context):
+                continue
+            matches.append((m.start(), m.end(), rule.regulation))
+    taken: list[tuple[int, int]] = []
+    found: list[str] = []
+    for start, end, reg_id in sorted(matches, key=lambda m: (-(m[1] - m[0]), m[0])):
+        if any(start < e and s < end for s, e in taken):
+            continue
+        taken.append((start, end))
+        if reg_id not in found:
+            found.append(reg_id)
+    return sorted(found)
+
+
+def regulation_facts(ids: list[str]) -> dict[str, dict[str, str]]:
+    regs = regulations()
+    return {i: {k: regs[i][k] for k in ("jurisdiction", "effective_date", "scope", "penalty_provision")}
+            | {"name": regs[i]["names"]["en"]} for i in ids}
+
+
+def build_objects(cleaned: CleanedDocument, chunked: ChunkedDocument, embedded: EmbeddedDocument,
+                  batch_id: str) -> list[dict[str, Any]]:
+    """Weaviate objects (uuid + properties) for one document, in chunk order."""
+    objects = []
+    version = pipeline_version()
+    for index, chunk in enumerate(chunked.chunks):
+        reg_ids = find_regulations(chunk.text)
+        properties = {
+            "text": chunk.text, "lang": chunk.lang, "lang_confidence": cleaned.lang_confidence,
+            "doc_id": chunk.doc_id, "chunk_id": chunk.chunk_id, "chunk_index": index,
+            "source_path": cleaned.source_path, "page_start": chunk.page_start, "page_end": chunk.page_end,
+            "char_start": chunk.start, "char_end": chunk.end, "structure_type": chunk.structure_type,
+            "clause_number": chunk.clause_number or "", "clause_id": chunk.clause_id or "",
+            "heading_path": chunk.heading_path, "prev_clause_id": chunk.prev_clause_id or "",
+            "next_clause_id": chunk.next_clause_id or "", "semantic_density": chunk.semantic_density,
+            "regulation_ids": reg_ids,
+            "regulation_facts": json.dumps(regulation_facts(reg_ids), ensure_ascii=False),
+            "source_sha256": cleaned.sha256, "pipeline_version": version,
+            "extraction_method": "+".join(cleaned.extraction_methods), "extraction_engines": cleaned.engines,
+            "embedder": embedded.embedder, "alignment_version": embedded.alignment_version,
+            "anchor_set_version": embedded.anchor_set_version or "none", "batch_id": batch_id,
+        }
+        objects.append({"uuid": store.chunk_uuid(properties), "properties": properties})
+    return objects
+
+
+def run(ref: DocRef, settings: Settings) -> StageResult:
+    ws = Workspace(settings, ref.batch_id)
+    cleaned = ws.read_model(ws.path("language", ref.doc_id), CleanedDocument)
+    chunked = ws.read_model(ws.path("chunk", ref.doc_id), ChunkedDocument)
+    embedded = ws.read_model(ws.path("embed", ref.doc_id), EmbeddedDocument)
+    out = ws.write_json(ws.path(STAGE, ref.doc_id), build_objects(cleaned, chunked, embedded, ref.batch_id))
+    return StageResult(batch_id=ref.batch_id, doc_id=ref.doc_id, stage=STAGE, output=str(out))
+
+
+# --- loading --------------------------------------------------------------------------
+def batch_objects(ws: Workspace, doc_ids: list[str]) -> list[tuple[str, dict[str, Any], list[float]]]:
+    """(uuid, properties, aligned vector) of every object the batch loads."""
+    objects = []
+    for doc_id in doc_ids:
+        embedded = ws.read_model(ws.path("embed", doc_id), EmbeddedDocument)
+        vectors = np.load(embedded.aligned_vectors)
+        for obj, vector in zip(ws.read_json(ws.path(STAGE, doc_id)), vectors, strict=True):
+            objects.append((obj["uuid"], obj["properties"], vector.tolist()))
+    return objects
+
+
+def loadable_doc_ids(results: list[dict[str, Any]]) -> list[str]:
+    return sorted(r["doc_id"] for r in results if r["status"] == "ok")
+
+
+def load_batch(batch_id: str, doc_ids: list[str], settings: Settings) -> dict[str, Any]:
+    """Write the batch's objects into its staging collection (idempotent: same uuids)."""
+    ws = Workspace(settings, batch_id)
+    objects = batch_objects(ws, doc_ids)
+    name = store.staging_name(settings, batch_id)
+    with store.connect(settings) as client:
+        collection = store.ensure_collection(client, settings, name)
+        store.insert_objects(collection, objects, settings)
+        count = collection.aggregate.over_all(total_count=True).total_count
+    if count != len({o[0] for o in objects}):
+        raise RuntimeError(f"staging collection {name} holds {count} objects, expected {len(objects)}")
+    log.info("batch %s: %d chunk(s) of %d document(s) loaded into %s", batch_id, count, len(doc_ids), name)
+    return {"staging_collection": name, "objects": count, "documents": doc_ids}
+
+
+def _journal(ws: Workspace) -> dict[str, Any]:
+    path = ws.batch_file("promotion.json")
+    return ws.read_json(path) if path.exists() else {}
+
+
+def promote(batch_id: str, doc_ids: list[str], settings: Settings) -> dict[str, Any]:
+    """Move the staged batch into the live collection; replace re-processed documents' chunks."""
+    ws = Workspace(settings, batch_id)
+    journal = _journal(ws)
+    if journal.get("state") == "promoted":
+        return journal
+    name = store.staging_name(settings, batch_id)
+    with store.connect(settings) as client:
+        live = store.live_collection(client, settings)
+        if not client.collections.exists(name):
+            raise RuntimeError(f"staging collection {name} of batch {batch_id} is gone and the batch is not promoted")
+        staged = list(store.iterate_objects(client.collections.get(name)))
+        new_uuids = {uuid for uuid, _, _ in staged}
+        backup_path = ws.batch_file("replaced_chunks.json")
+        if not backup_path.exists():
+            # What promotion will delete, saved before anything changes (used by `qa reject`).
+            old = [(u, p, v) for u, p, v in store.iterate_objects(live, doc_ids) if u not in new_uuids]
+            ws.write_json(backup_path, [{"uuid": u, "properties": p, "vector": v} for u, p, v in old])
+        old_uuids = [o["uuid"] for o in ws.read_json(backup_path)]
+        ws.write_json(ws.batch_file("promotion.json"), {"state": "promoting", "staging": name,
+                                                        "added": len(new_uuids), "replaced": len(old_uuids)})
+        store.insert_objects(live, staged, settings)
+        store.delete_uuids(live, old_uuids)
+        client.collections.delete(name)
+    journal = {"state": "promoted", "staging": name, "added": len(new_uuids), "replaced": len(old_uuids)}
+    ws.write_json(ws.batch_file("promotion.json"), journal)
+    log.info("batch %s promoted: %d chunk(s) added, %d replaced chunk(s) removed", batch_id, len(new_uuids), len(old_uuids))
+    return journal
+
+
+def discard(batch_id: str, settings: Settings) -> dict[str, Any]:
+    """Roll back a batch that was not promoted: drop its staging collection."""
+    ws = Workspace(settings, batch_id)
+    if _journal(ws).get("state") in ("promoting", "promoted"):
+        raise RuntimeError(f"batch {batch_id} was already promoted; use `rosetta qa reject` to roll it back")
+    name = store.staging_name(settings, batch_id)
+    with store.connect(settings) as client:
+        if client.collections.exists(name):
+            client.collections.delete(name)
+    journal = {"state": "rolled_back", "staging": name}
+    ws.write_json(ws.batch_file("promotion.json"), journal)
+    log.warning("batch %s rolled back: staging collection %s dropped, live collection untouched", batch_id, name)
+    return journal
