@@ -35,13 +35,16 @@ def prepare_airflow() -> None:
     """Set the environment (before airflow is imported) and migrate the metadata DB once."""
     for key, value in airflow_environment().items():
         os.environ.setdefault(key, value)
-    state = Path(os.environ["AIRFLOW_HOME"]) / ".airflow"
-    state.mkdir(parents=True, exist_ok=True)
-    marker = state / ".migrated"
-    if not marker.exists():
+    conn = os.environ.get("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN",
+                          f"sqlite:///{os.environ['AIRFLOW_HOME']}/.airflow/airflow.db")
+    database = Path(conn.removeprefix("sqlite:///")) if conn.startswith("sqlite:///") else None
+    if database is None or not database.exists():
+        if database is not None:
+            database.parent.mkdir(parents=True, exist_ok=True)
         airflow = Path(sys.executable).with_name("airflow")
-        subprocess.run([str(airflow), "db", "migrate"], check=True, capture_output=True, env=os.environ.copy())
-        marker.touch()
+        migrated = subprocess.run([str(airflow), "db", "migrate"], capture_output=True, text=True, env=os.environ.copy())
+        if migrated.returncode != 0:
+            raise RuntimeError(f"airflow db migrate failed:\n{migrated.stderr[-2000:]}")
 
 
 @contextmanager

@@ -1,0 +1,73 @@
+"""Regulation enrichment (stage 6): which regulations a chunk names, and their facts.
+
+The regulations live in regulations.yaml (data, not code).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REGULATIONS_FILE = Path(__file__).with_name("regulations.yaml")
+
+
+@dataclass(frozen=True)
+class AliasRule:
+    regulation: str
+    pattern: re.Pattern[str]
+    context: tuple[str, ...] = ()  # non-empty => ambiguous: needs one of these nearby
+
+
+def _alias_pattern(alias: str) -> re.Pattern[str]:
+    if re.search(r"[\u3040-\u9fff]", alias):
+        return re.compile(re.escape(alias))
+    flags = 0 if alias.isupper() or any(c.isdigit() for c in alias) else re.IGNORECASE
+    return re.compile(r"(?<![\w-])" + re.escape(alias) + r"(?![\w-])", flags)
+
+
+@lru_cache(maxsize=1)
+def regulations() -> dict[str, dict[str, Any]]:
+    entries = yaml.safe_load(REGULATIONS_FILE.read_text(encoding="utf-8"))
+    return {e["id"]: e for e in entries}
+
+
+@lru_cache(maxsize=1)
+def _rules() -> tuple[AliasRule, ...]:
+    rules = []
+    for reg_id, entry in regulations().items():
+        for alias in {*entry["aliases"], *entry["names"].values()}:
+            rules.append(AliasRule(reg_id, _alias_pattern(alias)))
+        for amb in entry.get("ambiguous", []):
+            rules.append(AliasRule(reg_id, _alias_pattern(amb["alias"]), tuple(amb["context"])))
+    return tuple(rules)
+
+
+def find_regulations(text: str) -> list[str]:
+    """Regulation ids named in ``text``; the longest alias wins where matches overlap
+    (中国個人情報保護法 is PIPL, not APPI); an ambiguous alias needs its context."""
+    matches: list[tuple[int, int, str]] = []
+    for rule in _rules():
+        for m in rule.pattern.finditer(text):
+            if rule.context and not any(word.lower() in text.lower() for word in rule.context):
+                continue
+            matches.append((m.start(), m.end(), rule.regulation))
+    taken: list[tuple[int, int]] = []
+    found: list[str] = []
+    for start, end, reg_id in sorted(matches, key=lambda m: (-(m[1] - m[0]), m[0])):
+        if any(start < e and s < end for s, e in taken):
+            continue
+        taken.append((start, end))
+        if reg_id not in found:
+            found.append(reg_id)
+    return sorted(found)
+
+
+def regulation_facts(ids: list[str]) -> dict[str, dict[str, str]]:
+    regs = regulations()
+    return {i: {k: regs[i][k] for k in ("jurisdiction", "effective_date", "scope", "penalty_provision")}
+            | {"name": regs[i]["names"]["en"]} for i in ids}

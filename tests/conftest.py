@@ -1,0 +1,94 @@
+"""Shared fixtures: an isolated Rosetta environment (data root, Airflow DB, Weaviate ports)
+per test session, and the real embedded Weaviate server for tests that load.
+
+Nothing here fakes Weaviate, Airflow or MLflow: tests that claim to load use the
+server built by `make install`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+SAMPLES = ROOT / "samples"
+sys.path.insert(0, str(ROOT / "scripts"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def rosetta_env(tmp_path_factory):
+    """Point Rosetta and Airflow at a fresh temporary data root with free Weaviate ports."""
+    from pipeline.config import get_settings
+
+    data_root = tmp_path_factory.mktemp("rosetta-data")
+    overrides = {
+        "ROSETTA__DATA_ROOT": str(data_root),
+        "ROSETTA__SOURCE_DIR": str(data_root / "source"),
+        "ROSETTA__WEAVIATE__HTTP_PORT": str(free_port()),
+        "ROSETTA__WEAVIATE__GRPC_PORT": str(free_port()),
+        "ROSETTA__AIRFLOW__RETRIES": "0",
+        "AIRFLOW_HOME": str(ROOT),
+        "AIRFLOW_CONFIG": str(ROOT / "airflow.cfg"),
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{data_root / 'airflow.db'}",
+        "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(data_root / "airflow-logs"),
+        "MLFLOW_DISABLE_TELEMETRY": "true",
+    }
+    saved = {k: os.environ.get(k) for k in overrides}
+    os.environ.update(overrides)
+    get_settings.cache_clear()
+    yield get_settings()
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    get_settings.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def settings(rosetta_env):
+    return rosetta_env
+
+
+@pytest.fixture(scope="session")
+def weaviate_server(settings):
+    """The real Weaviate server (embedded) for the whole session."""
+    from pipeline import store
+
+    if not settings.weaviate.url and not store.embedded_binary_path(settings).exists():
+        pytest.fail(f"Weaviate binary {store.embedded_binary_path(settings)} missing: run `make install`")
+    with store.connect(settings) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def sample_corpus() -> Path:
+    """The fetched sample corpus (fetched here if missing, with its sha256 checks)."""
+    corpus = SAMPLES / "corpus"
+    if not (corpus / ".fetched.json").exists():
+        import subprocess
+
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "fetch_sample_corpus.py")], check=True)
+    return corpus
+
+
+@pytest.fixture
+def source_dir(settings) -> Path:
+    """The (empty) source folder corpus_refresh scans in tests."""
+    path = settings.source_dir
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    return path
