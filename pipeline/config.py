@@ -75,6 +75,15 @@ class AlignmentConfig(_Section):
     alias: str
 
 
+class AnchorsConfig(_Section):
+    root: str
+    version: str
+    alphas: list[float]
+    min_mrr_gain: float
+    schedule: str | None
+    golden_set: str
+
+
 class WeaviateConfig(_Section):
     url: str | None
     api_key: str | None
@@ -126,6 +135,7 @@ class Settings(_Section):
     chunking: ChunkingConfig
     embedding: EmbeddingConfig
     alignment: AlignmentConfig
+    anchors: AnchorsConfig
     weaviate: WeaviateConfig
     mlflow: MlflowConfig
     qa: QaConfig
