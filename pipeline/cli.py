@@ -226,9 +226,10 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+# Questions whose answers are in the English guide (sections 2.1 and 1.1).
 DEMO_QUERIES = [
-    ("ja", "パッケージのソースをビルドするにはどうすればよいですか？"),
-    ("de", "Wie erstelle ich ein Debian-Paket aus den Quellen?"),
+    ("ja", "Debian パッケージ作成の典型的な作業の流れ"),
+    ("de", "Wer ist der ursprüngliche Autor eines Programms?"),
 ]
 
 
