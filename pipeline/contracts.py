@@ -133,7 +133,8 @@ class Element(BaseModel):
     level: int = 0
     number: str | None = None  # clause number as written, e.g. "第一条", "§ 3", "1.2"
     title: str | None = None
-    clause_id: str | None = None  # the clause this element belongs to
+    clause_id: str | None = None  # the clause this element belongs to (a CLAUSE: its own id)
+    parent_id: str | None = None  # a CLAUSE: the id of the clause it is nested in
 
 
 class StructuredDocument(BaseModel):
