@@ -11,6 +11,7 @@ must beat before it is promoted.
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ import numpy as np
 from pipeline.config import Settings
 
 IDENTITY = "identity"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class AlignmentMap:
     matrix: np.ndarray | None = None
     source_mean: np.ndarray | None = None
     target_mean: np.ndarray | None = None
+    embedder: str | None = None  # name@version the map was fitted for (None: identity, any embedder)
 
     def apply(self, vectors: np.ndarray) -> np.ndarray:
         if self.matrix is None:
@@ -50,6 +53,7 @@ def fit_procrustes(source: np.ndarray, target: np.ndarray, alpha: float) -> tupl
 def configure_mlflow(settings: Settings):
     """Point MLflow at the configured store and return a client."""
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     import mlflow
     from mlflow.tracking import MlflowClient
 
@@ -73,7 +77,11 @@ def registered_model_name(settings: Settings, lang: str) -> str:
 
 
 def load_production_map(settings: Settings, lang: str) -> AlignmentMap:
-    """The map behind the production alias, or identity when none was promoted."""
+    """The map behind the production alias, or identity when none was promoted.
+
+    A map fitted for another embedder than the configured one is never applied: its
+    input space is not this embedder's, so identity is used (and stamped) instead.
+    """
     if lang == settings.reference_language:
         return AlignmentMap(lang=lang, version=IDENTITY, anchor_set_version=None)
     from mlflow.exceptions import MlflowException
@@ -83,6 +91,20 @@ def load_production_map(settings: Settings, lang: str) -> AlignmentMap:
         model_version = client.get_model_version_by_alias(registered_model_name(settings, lang), settings.alignment.alias)
     except MlflowException:
         return AlignmentMap(lang=lang, version=IDENTITY, anchor_set_version=None)
+    embedder = model_version.tags.get("embedder", "")
+    if embedder.split("@")[0] != settings.embedding.model:
+        log.warning("production map %s v%s was fitted for %s, not %s: using identity",
+                    model_version.name, model_version.version, embedder, settings.embedding.model)
+        return AlignmentMap(lang=lang, version=IDENTITY, anchor_set_version=None)
+    return load_map_version(settings, lang, str(model_version.version))
+
+
+def load_map_version(settings: Settings, lang: str, version: str) -> AlignmentMap:
+    """One registered version of a language's map (``identity`` gives the identity map)."""
+    if version == IDENTITY:
+        return AlignmentMap(lang=lang, version=IDENTITY, anchor_set_version=None)
+    client = configure_mlflow(settings)
+    model_version = client.get_model_version(registered_model_name(settings, lang), version)
     local = Path(client.download_artifacts(model_version.run_id, f"alignment/{lang}.npz"))
     with np.load(local) as arrays:
         return AlignmentMap(
@@ -92,4 +114,5 @@ def load_production_map(settings: Settings, lang: str) -> AlignmentMap:
             matrix=arrays["matrix"],
             source_mean=arrays["source_mean"],
             target_mean=arrays["target_mean"],
+            embedder=model_version.tags.get("embedder"),
         )
