@@ -1,16 +1,24 @@
 """Stage 4, semantic chunking: CleanedDocument + StructuredDocument -> ChunkedDocument.
 
-Sentences (pipeline.sentences) inside one structural segment (the content of one clause,
-or a table) are merged greedily while the next sentence stays similar to the chunk
-(cosine of embeddings >= similarity_threshold) and the chunk stays within the
-language's character budget. Chunks never cross a clause boundary, except that a chunk
-smaller than min_chunk_chars (a tiny clause, a lone heading) joins its successor.
-Tables are split only between rows.
+See docs/chunking.md. In short:
+1. Units. The content of each clause (or heading, or table) is a *segment*; its units are
+   sentences (pipeline.sentences) or table rows. A heading, a caption or a bare clause
+   number ("Article 1 / Subject-matter") is glued to the first sentence after it, so a
+   clause number is never separated from its first sentence.
+2. Packing. A segment that fits the language's budget (languages.<lang>.chunk_chars) is
+   one chunk. A longer one is cut where the topic shifts: among the sentence boundaries
+   that leave the chunk between half the budget and the budget, the one whose two
+   neighbouring sentences are least similar (cosine of their embeddings) if that
+   similarity is under chunking.similarity_threshold, else the last one (the chunk is
+   filled). Only sentences next to candidate boundaries are embedded. Tables are cut
+   between rows only. A unit longer than the budget is a chunk on its own.
+3. Tiny chunks (under chunking.min_chunk_chars) join a neighbour within the budget: the
+   previous chunk when it is the same clause or an enclosing one (a proviso stays with
+   its article), else the next one. Only then does a chunk cross a clause boundary, and
+   never between two top-level clauses (two short articles stay two chunks) or into a
+   table.
 
-semantic_density: the mean IDF of a chunk's terms over the document's chunks, divided by
-the largest possible IDF (log(1 + n_chunks)), in [0, 1]: high when the chunk's
-vocabulary is specific to it, low for boilerplate. Terms are words for space-separated
-languages and character bigrams for Chinese and Japanese.
+semantic_density: TF-IDF based, see ``semantic_densities``.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -38,70 +47,111 @@ from pipeline.workspace import Workspace
 
 STAGE = "chunk"
 CJK_LANGS = {"zh", "ja"}
+SENTENCE_END = re.compile(r"[.!?。！？．…:：;；][\"'”’」』）)\]】》]*\s*$")
+WINDOW = 0.5  # a cut leaves a chunk of at least this fraction of the budget
+
+Span = tuple[int, int]
 
 
 @dataclass
 class Segment:
-    """Consecutive content of one clause (or one table), chunked on its own."""
+    """Consecutive content of one clause, one heading's text, or one table."""
 
-    kind: str  # "TABLE" or the first element's type
+    kind: str  # "TABLE", "HEADER" or the type of the segment's first element
     clause_id: str | None
-    heading_path: list[str]
-    spans: list[tuple[int, int]] = field(default_factory=list)  # sentence (or row) spans
-
-
-def _clause_label(element: Element) -> str:
-    return " ".join(x for x in (element.number, element.title) if x)
+    units: list[Span] = field(default_factory=list)  # sentences (or rows); glued headings included
 
 
 def segments(doc: CleanedDocument, structure: StructuredDocument) -> list[Segment]:
-    clauses = [e for e in structure.elements if e.type == "CLAUSE"]
-    headers: list[tuple[int, str]] = []  # (level, text) of the open headings
-    result: list[Segment] = []
+    """The document's segments in order, headings and bare clause numbers glued forward."""
+    text = doc.text
+    clause_starts = {e.start for e in structure.elements if e.type == "CLAUSE"}
+    raw: list[tuple[Segment, bool]] = []  # (segment, starts at a clause or heading)
     for element in structure.elements:
         if element.type == "CLAUSE":
             continue
-        if element.type == "HEADER":
-            while headers and headers[-1][0] >= element.level:
-                headers.pop()
-            headers.append((element.level, doc.text[element.start:element.end].strip()))
-        open_clauses = sorted((c for c in clauses if c.start <= element.start < max(c.end, c.start + 1)),
-                              key=lambda c: c.level)
-        path = [h for _, h in headers] + [_clause_label(c) for c in open_clauses]
         if element.type == "TABLE":
-            rows = [(m.start() + element.start, m.end() + element.start)
-                    for m in re.finditer(r"[^\n]+", doc.text[element.start:element.end])]
-            result.append(Segment("TABLE", element.clause_id, path, rows))
+            rows = [(element.start + m.start(), element.start + m.end())
+                    for m in re.finditer(r"[^\n]*\S[^\n]*", text[element.start:element.end])]
+            raw.append((Segment("TABLE", element.clause_id, rows), False))
             continue
-        spans = sentences.split(doc.text, element.start, element.end)
-        previous = result[-1] if result else None
-        if previous and previous.kind != "TABLE" and previous.clause_id == element.clause_id and element.type != "HEADER":
-            previous.spans.extend(spans)
+        units = sentences.split(text, element.start, element.end, doc.lang)
+        previous = raw[-1][0] if raw else None
+        opens = element.type == "HEADER" or element.start in clause_starts
+        if previous and previous.kind not in ("TABLE", "HEADER") and previous.clause_id == element.clause_id \
+                and not opens:
+            previous.units.extend(units)
         else:
-            result.append(Segment(element.type, element.clause_id, path, spans))
-    return [s for s in result if s.spans]
+            raw.append((Segment(element.type, element.clause_id, units), opens))
+
+    result: list[Segment] = []
+    pending: int | None = None  # start of a heading waiting for its first sentence
+    for segment, opens in raw:
+        units = list(segment.units)
+        if pending is not None and units and segment.kind != "TABLE":
+            units[0] = (pending, units[0][1])
+            pending = None
+        if opens and segment.kind != "TABLE":
+            # Leading units that do not end a sentence (number, title, caption) glue forward.
+            while len(units) > 1 and not SENTENCE_END.search(text[units[0][0]:units[0][1]]):
+                units[:2] = [(units[0][0], units[1][1])]
+            if segment.kind == "HEADER" or (len(units) == 1 and not SENTENCE_END.search(text[slice(*units[0])])):
+                pending = units[0][0] if units else pending
+                continue
+        if pending is not None:  # a heading right before a table stays a chunk of its own
+            result.append(Segment("HEADER", None, [(pending, _end_before(text, units[0][0]))]))
+            pending = None
+        segment.units = units
+        if units:
+            result.append(segment)
+    if pending is not None:
+        result.append(Segment("HEADER", None, [(pending, len(text.rstrip()))]))
+    return result
 
 
-def _merge(spans: list[tuple[int, int]], vectors: np.ndarray | None, budget: int, threshold: float,
-           min_chars: int) -> list[list[tuple[int, int]]]:
-    groups: list[list[tuple[int, int]]] = []
-    current: list[tuple[int, int]] = []
-    centroid: np.ndarray | None = None
-    for i, span in enumerate(spans):
-        if current:
-            size = span[1] - current[0][0]
-            similar = True
-            if vectors is not None and centroid is not None:
-                similar = float(centroid @ vectors[i]) / max(float(np.linalg.norm(centroid)), 1e-12) >= threshold
-            if size > budget or (not similar and current[-1][1] - current[0][0] >= min_chars):
-                groups.append(current)
-                current, centroid = [], None
-        current.append(span)
-        if vectors is not None:
-            centroid = vectors[i].copy() if centroid is None else centroid + vectors[i]
-    if current:
-        groups.append(current)
+def _end_before(text: str, offset: int) -> int:
+    return len(text[:offset].rstrip())
+
+
+def _pack(units: list[Span], budget: int, threshold: float,
+          similarity: Callable[[list[int]], list[float]] | None) -> list[list[Span]]:
+    """Greedy packing within the budget, cut at the weakest boundary of each window."""
+    groups = []
+    i = 0
+    while i < len(units):
+        j = i
+        while j + 1 < len(units) and units[j + 1][1] - units[i][0] <= budget:
+            j += 1
+        if j == len(units) - 1:
+            groups.append(units[i:])
+            break
+        candidates = [k for k in range(i, j + 1) if units[k][1] - units[i][0] >= WINDOW * budget] or [j]
+        cut = candidates[-1]
+        if similarity is not None and len(candidates) > 1:
+            scores = similarity(candidates)  # similarity across the boundary after each candidate
+            weakest = min(range(len(candidates)), key=lambda n: (scores[n], -n))
+            if scores[weakest] < threshold:
+                cut = candidates[weakest]
+        groups.append(units[i:cut + 1])
+        i = cut + 1
     return groups
+
+
+class _SentenceVectors:
+    """Embeddings of the sentences next to candidate boundaries, computed on demand."""
+
+    def __init__(self, doc: CleanedDocument, settings: Settings):
+        self.text = doc.text
+        self.settings = settings
+        self.cache: dict[Span, np.ndarray] = {}
+
+    def boundary_similarity(self, units: list[Span], candidates: list[int]) -> list[float]:
+        needed = sorted({units[k] for c in candidates for k in (c, c + 1)} - self.cache.keys())
+        if needed:
+            embedder = get_embedder(self.settings.embedding.model, self.settings.embedding.batch_size)
+            vectors = embedder.encode([self.text[a:b] for a, b in needed])
+            self.cache.update(zip(needed, vectors))
+        return [float(self.cache[units[c]] @ self.cache[units[c + 1]]) for c in candidates]
 
 
 def _terms(text: str, lang: str) -> list[str]:
@@ -112,6 +162,11 @@ def _terms(text: str, lang: str) -> list[str]:
 
 
 def semantic_densities(texts: list[str], lang: str) -> list[float]:
+    """Per chunk: the tf-weighted mean IDF of its terms over the document's chunks,
+    divided by the largest IDF possible, log(1 + n_chunks); in [0, 1]. High when a chunk's
+    vocabulary is specific to it, low for boilerplate repeated across the document.
+    Terms are words (2+ characters) for space-separated languages and character bigrams
+    for Chinese and Japanese."""
     term_lists = [_terms(t, lang) for t in texts]
     n = len(texts)
     df = Counter(term for terms in term_lists for term in set(terms))
@@ -126,49 +181,123 @@ def semantic_densities(texts: list[str], lang: str) -> list[float]:
     return densities
 
 
+def _ancestors(clauses: dict[str, Element], clause_id: str | None) -> list[str | None]:
+    """The clause and the clauses around it, innermost first."""
+    chain: list[str | None] = [clause_id]
+    while clause_id in clauses and clauses[clause_id].parent_id:
+        clause_id = clauses[clause_id].parent_id
+        chain.append(clause_id)
+    return chain
+
+
+Draft = tuple[list[Segment], int, int]  # the segments a chunk holds, its start and end
+
+
+def _merge_tiny(drafts: list[Draft], clauses: dict[str, Element], budget: int, min_chars: int) -> list[Draft]:
+    def ancestors(clause_id: str | None) -> list[str | None]:
+        return _ancestors(clauses, clause_id)
+
+    def joinable(a: list[Segment], b: list[Segment]) -> bool:
+        """Never glue two top-level clauses (two articles) or a table; parts of one clause may join."""
+        if any(seg.kind == "TABLE" for seg in (*a, *b)):
+            return False
+        roots = {ancestors(seg.clause_id)[-1] for seg in (*a, *b) if seg.clause_id}
+        return len(roots) <= 1
+
+    chunks = list(drafts)
+    i = 0
+    while i < len(chunks):
+        segs, start, end = chunks[i]
+        if end - start >= min_chars:
+            i += 1
+            continue
+        prev = chunks[i - 1] if i > 0 and joinable(chunks[i - 1][0], segs) else None
+        nxt = chunks[i + 1] if i + 1 < len(chunks) and joinable(segs, chunks[i + 1][0]) else None
+        prev_fits = prev is not None and end - prev[1] <= budget
+        next_fits = nxt is not None and nxt[2] - start <= budget
+        if prev_fits and (prev[0][-1].clause_id in ancestors(segs[0].clause_id) or not next_fits):
+            assert prev is not None
+            chunks[i - 1:i + 1] = [(prev[0] + segs, prev[1], end)]
+        elif next_fits:
+            assert nxt is not None
+            chunks[i:i + 2] = [(segs + nxt[0], start, nxt[2])]
+        else:
+            i += 1
+    return chunks
+
+
 def chunk_document(doc: CleanedDocument, structure: StructuredDocument, settings: Settings) -> ChunkedDocument:
     budget = settings.languages[doc.lang].chunk_chars
     cfg = settings.chunking
-    segs = segments(doc, structure)
-    text_spans = [s for seg in segs if seg.kind != "TABLE" for s in seg.spans]
-    embedder = get_embedder(settings.embedding.model, settings.embedding.batch_size)
-    vectors = embedder.encode([doc.text[a:b] for a, b in text_spans])
-    vector_of = {span: vectors[i] for i, span in enumerate(text_spans)}
-
-    drafts: list[tuple[Segment, int, int]] = []
-    for seg in segs:
-        seg_vectors = None if seg.kind == "TABLE" else np.array([vector_of[s] for s in seg.spans])
-        threshold = -1.0 if seg.kind == "TABLE" else cfg.similarity_threshold
-        for group in _merge(seg.spans, seg_vectors, budget, threshold, cfg.min_chunk_chars):
-            drafts.append((seg, group[0][0], group[-1][1]))
-
-    # A tiny chunk (lone heading, tiny clause) joins the next one when both fit the budget.
-    merged: list[tuple[Segment, int, int]] = []
-    for seg, start, end in drafts:
-        if merged:
-            prev_seg, prev_start, prev_end = merged[-1]
-            if (prev_end - prev_start < cfg.min_chunk_chars and end - prev_start <= budget
-                    and "TABLE" not in (seg.kind, prev_seg.kind)):
-                merged[-1] = (prev_seg if prev_seg.clause_id else seg, prev_start, end)
-                continue
-        merged.append((seg, start, end))
-
-    clause_order = [e.clause_id for e in structure.elements if e.type == "CLAUSE"]
-    clause_numbers = {e.clause_id: e.number for e in structure.elements if e.type == "CLAUSE"}
+    vectors = _SentenceVectors(doc, settings)
+    drafts: list[Draft] = []
+    for seg in segments(doc, structure):
+        similarity = None if seg.kind == "TABLE" else (
+            lambda candidates, units=seg.units: vectors.boundary_similarity(units, candidates))
+        for group in _pack(seg.units, budget, cfg.similarity_threshold, similarity):
+            drafts.append(([seg], group[0][0], group[-1][1]))
+    clauses = {e.clause_id: e for e in structure.elements if e.type == "CLAUSE" and e.clause_id}
+    merged = _merge_tiny(drafts, clauses, budget, cfg.min_chunk_chars)
     densities = semantic_densities([doc.text[a:b] for _, a, b in merged], doc.lang)
     chunks = []
-    for index, ((seg, start, end), density) in enumerate(zip(merged, densities)):
-        position = clause_order.index(seg.clause_id) if seg.clause_id in clause_order else None
+    for index, ((segs, start, end), density) in enumerate(zip(merged, densities)):
+        context = _context(structure, clauses, doc.text, segs, start)
+        kinds = {seg.kind for seg in segs}
         chunks.append(Chunk(
             chunk_id=f"{doc.doc_id}:{index:04d}", doc_id=doc.doc_id, lang=doc.lang, text=doc.text[start:end],
             start=start, end=end, page_start=doc.page_at(start), page_end=doc.page_at(max(start, end - 1)),
-            structure_type="TABLE" if seg.kind == "TABLE" else ("CLAUSE" if seg.clause_id else seg.kind),  # type: ignore[arg-type]
-            clause_number=clause_numbers.get(seg.clause_id), clause_id=seg.clause_id, heading_path=seg.heading_path,
-            prev_clause_id=clause_order[position - 1] if position else None,
-            next_clause_id=clause_order[position + 1] if position is not None and position + 1 < len(clause_order) else None,
-            semantic_density=density,
+            structure_type="TABLE" if kinds == {"TABLE"} else ("CLAUSE" if context["clause_id"] else segs[-1].kind),  # type: ignore[arg-type]
+            semantic_density=density, **context,
         ))
     return ChunkedDocument(doc_id=doc.doc_id, lang=doc.lang, chunks=chunks)
+
+
+def _label(element: Element, text: str) -> str:
+    if element.type == "HEADER":
+        return " ".join(x for x in (element.number, element.title) if x) or text[element.start:element.end].strip()
+    return " ".join(x for x in (element.number, element.title) if x)
+
+
+def _context(structure: StructuredDocument, clauses: dict[str, Element], text: str, segs: list[Segment],
+             start: int) -> dict:
+    """Clause, heading path and neighbouring clauses of a chunk made of ``segs``: its
+    clause is the innermost one holding all of its segments (headings glued to a clause's
+    first sentence belong to that clause)."""
+    chains = [_ancestors(clauses, seg.clause_id)[::-1] for seg in segs if seg.clause_id]
+    common: list[str] = []
+    if chains:
+        for level in zip(*chains):
+            if len(set(level)) > 1:
+                break
+            common.append(level[0] or "")
+    holding = [clauses[c] for c in common]
+    innermost = holding[-1] if holding else None
+    anchor = innermost.start if innermost else start
+    headers: list[Element] = []
+    for element in structure.elements:
+        if element.start > max(anchor, start):
+            break
+        if element.type == "HEADER":
+            while headers and headers[-1].level >= element.level:
+                headers.pop()
+            headers.append(element)
+    prev_clause = next_clause = None
+    if innermost is not None:
+        order = list(clauses.values())
+        related = {c.clause_id for c in order if innermost.start <= c.start and c.end <= innermost.end} | set(common)
+        # neighbours: the nearest clauses outside this one at its level or above (第十二条 and
+        # 第十四条 for 第十三条, not 第十二条's last item)
+        others = [c for c in order if c.clause_id not in related and c.level <= innermost.level]
+        prev_clause = next((c.clause_id for c in reversed(others) if c.start < innermost.start), None)
+        next_clause = next((c.clause_id for c in others if c.start > innermost.start), None)
+    return {
+        "clause_id": innermost.clause_id if innermost else None,
+        "clause_number": innermost.number if innermost else None,
+        "clause_numbers": [c.number or "" for c in holding],
+        "heading_path": [_label(h, text) for h in headers] + [_label(c, text) for c in holding],
+        "prev_clause_id": prev_clause,
+        "next_clause_id": next_clause,
+    }
 
 
 def run(ref: DocRef, settings: Settings) -> StageResult:

@@ -154,7 +154,8 @@ class Chunk(BaseModel):
     page_start: int
     page_end: int
     structure_type: ElementType
-    clause_number: str | None = None
+    clause_number: str | None = None  # the innermost clause holding the whole chunk
+    clause_numbers: list[str] = Field(default_factory=list)  # every clause holding it, outermost first
     clause_id: str | None = None
     heading_path: list[str] = Field(default_factory=list)
     prev_clause_id: str | None = None
