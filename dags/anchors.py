@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pendulum
 from airflow.sdk import Param, dag, task
-from airflow.utils.trigger_rule import TriggerRule
+from airflow.task.trigger_rule import TriggerRule
 
 from pipeline import flow
 from pipeline.config import get_settings

@@ -326,6 +326,47 @@ def _live_chunks(settings: Settings, props: list[str]):
             yield str(obj.uuid), obj.properties
 
 
+def prepare_realignment(batch_id: str, sources: dict[str, str], alignment: AlignmentMap,
+                        settings: Settings) -> list[str]:
+    """Write a re-alignment batch's workspace: the documents' chunks again, with vectors
+    re-aligned by ``alignment`` FROM THE RAW VECTORS kept by the batch that produced them
+    (``sources``: doc_id -> that batch's id).
+
+    The language, structure and chunk files are copied (the QA gate reads them); the
+    objects are the loaded ones with alignment_version, anchor_set_version and batch_id
+    restamped, so their uuids are new and loading.promote replaces the old chunks.
+    Idempotent; returns the documents written.
+    """
+    from pipeline import store
+    from pipeline.contracts import EmbeddedDocument
+    from pipeline.loading import STAGE as OBJECTS
+    from pipeline.workspace import Workspace
+
+    ws = Workspace(settings, batch_id)
+    written = []
+    for doc_id, source_batch in sorted(sources.items()):
+        source = Workspace(settings, source_batch)
+        for stage in ("language", "structure", "chunk"):
+            ws.write_json(ws.path(stage, doc_id), source.read_json(source.path(stage, doc_id)))
+        embedded = source.read_model(source.path("embed", doc_id), EmbeddedDocument)
+        raw = source.read_array(embedded.raw_vectors)
+        raw_path = ws.write_array(ws.path("embed", doc_id, "raw.npy"), raw)
+        aligned_path = ws.write_array(ws.path("embed", doc_id, "aligned.npy"), alignment.apply(raw))
+        ws.write_model(ws.path("embed", doc_id), embedded.model_copy(update={
+            "alignment_version": alignment.version, "anchor_set_version": alignment.anchor_set_version,
+            "raw_vectors": str(raw_path), "aligned_vectors": str(aligned_path)}))
+        objects = []
+        for obj in source.read_json(source.path(OBJECTS, doc_id)):
+            properties = {**obj["properties"], "alignment_version": alignment.version,
+                          "anchor_set_version": alignment.anchor_set_version or "none", "batch_id": batch_id}
+            objects.append({"uuid": store.chunk_uuid(properties), "properties": properties})
+        if len(objects) != len(raw):
+            raise RuntimeError(f"{doc_id}: batch {source_batch} has {len(objects)} chunk(s) but {len(raw)} raw vector(s)")
+        ws.write_json(ws.path(OBJECTS, doc_id), objects)
+        written.append(doc_id)
+    return written
+
+
 def realign_language(settings: Settings, lang: str, batch_id: str) -> dict[str, Any]:
     """Re-align every live chunk of ``lang`` not yet at the production version, from the
     stored raw vectors, as batch ``batch_id`` (kind ``realign``): staging load, QA gate,
@@ -340,7 +381,7 @@ def realign_language(settings: Settings, lang: str, batch_id: str) -> dict[str, 
 
 def _realign(settings: Settings, lang: str, batch_id: str) -> dict[str, Any]:
     from pipeline.contracts import EmbeddedDocument
-    from pipeline.loading import discard, load_batch, prepare_realignment
+    from pipeline.loading import discard, load_batch
     from pipeline.loading import promote as promote_batch
     from pipeline.qa import run_gate
     from pipeline.registry import Registry

@@ -145,38 +145,3 @@ def discard(batch_id: str, settings: Settings) -> dict[str, Any]:
     log.warning("batch %s rolled back: staging collection %s dropped, live collection untouched", batch_id, name)
     return journal
 
-
-# --- re-alignment ---------------------------------------------------------------------
-def prepare_realignment(batch_id: str, sources: dict[str, str], alignment, settings: Settings) -> list[str]:
-    """Write a re-alignment batch's workspace: the documents' chunks again, with vectors
-    re-aligned by ``alignment`` (a pipeline.alignment.AlignmentMap) FROM THE RAW VECTORS
-    kept by the batch that produced them (``sources``: doc_id -> that batch's id).
-
-    The language, structure and chunk files are copied (the QA gate reads them), the
-    properties are the loaded ones with alignment_version, anchor_set_version and
-    batch_id restamped, so the uuids are new and ``promote`` replaces the old chunks.
-    Idempotent; returns the documents written.
-    """
-    ws = Workspace(settings, batch_id)
-    written = []
-    for doc_id, source_batch in sorted(sources.items()):
-        source = Workspace(settings, source_batch)
-        for stage in ("language", "structure", "chunk"):
-            ws.write_json(ws.path(stage, doc_id), source.read_json(source.path(stage, doc_id)))
-        embedded = source.read_model(source.path("embed", doc_id), EmbeddedDocument)
-        raw = source.read_array(embedded.raw_vectors)
-        raw_path = ws.write_array(ws.path("embed", doc_id, "raw.npy"), raw)
-        aligned_path = ws.write_array(ws.path("embed", doc_id, "aligned.npy"), alignment.apply(raw))
-        ws.write_model(ws.path("embed", doc_id), embedded.model_copy(update={
-            "alignment_version": alignment.version, "anchor_set_version": alignment.anchor_set_version,
-            "raw_vectors": str(raw_path), "aligned_vectors": str(aligned_path)}))
-        objects = []
-        for obj in source.read_json(source.path(STAGE, doc_id)):
-            properties = {**obj["properties"], "alignment_version": alignment.version,
-                          "anchor_set_version": alignment.anchor_set_version or "none", "batch_id": batch_id}
-            objects.append({"uuid": store.chunk_uuid(properties), "properties": properties})
-        if len(objects) != len(raw):
-            raise RuntimeError(f"{doc_id}: batch {source_batch} has {len(objects)} chunk(s) but {len(raw)} raw vector(s)")
-        ws.write_json(ws.path(STAGE, doc_id), objects)
-        written.append(doc_id)
-    return written
