@@ -123,6 +123,34 @@ class ExecutionConfig(_Section):
     mode: Literal["local", "docker", "kubernetes"]
 
 
+class StageResources(_Section):
+    cpu: str
+    memory: str
+
+
+class KubernetesConfig(_Section):
+    namespace: str
+    workspace_claim: str
+    source_claim: str | None
+    env_config_map: str
+    env_secret: str | None
+    service_account: str | None
+    image_pull_policy: Literal["Always", "IfNotPresent", "Never"]
+    startup_timeout_s: int
+
+
+class ContainersConfig(_Section):
+    registry: str
+    image_prefix: str
+    tag: str | None
+    stages: list[str] | None
+    docker_url: str
+    network_mode: str
+    extra_mounts: list[str]
+    resources: dict[str, StageResources]
+    kubernetes: KubernetesConfig
+
+
 class Settings(_Section):
     data_root: Path
     source_dir: Path
@@ -141,6 +169,7 @@ class Settings(_Section):
     qa: QaConfig
     airflow: AirflowConfig
     execution: ExecutionConfig
+    containers: ContainersConfig
 
     @property
     def registry_path(self) -> Path:

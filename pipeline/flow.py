@@ -6,6 +6,11 @@
 
 Tasks are thin: each calls the stage function in pipeline/ and passes ids and paths on.
 Heavy imports happen inside tasks, so parsing a DAG file stays cheap.
+
+Where a per-document stage runs comes from config (``execution.mode``, ``containers.stages``):
+in-process (``local``), or the stage's image through the operator of the ``docker`` or
+``kubernetes`` mode (plugins/rosetta_operators). The task ids and XComs are the same in
+every mode, so the DAG files never change between deployments.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from types import ModuleType
 from typing import Any
 
 from airflow.exceptions import AirflowFailException
-from airflow.sdk import get_current_context, task
+from airflow.sdk import XComArg, get_current_context, task
 from airflow.utils.trigger_rule import TriggerRule
 
 from pipeline.config import get_settings
@@ -111,8 +116,31 @@ def finish(outcome: dict[str, Any]) -> dict[str, Any]:
     return summary
 
 
+# The per-document stages in order: (task id, in-process task, extra task arguments).
+DOCUMENT_STAGES = [
+    ("extract", extract, {"max_active_tis_per_dagrun": 2}),
+    ("language", language, {}),
+    ("structure", structure, {}),
+    ("chunk", chunk, {}),
+    ("embed", embed, {}),
+    ("enrich", enrich, {}),
+]
+
+
+def _stage_task(name: str, local_task: Any, task_kwargs: dict[str, Any]) -> Any:
+    """The stage's in-process task, or its container operator in the docker/kubernetes mode."""
+    settings = get_settings()
+    if settings.execution.mode == "local":
+        return local_task
+    from rosetta_operators import containerized, stage_operator  # plugins/: on sys.path under Airflow
+
+    return stage_operator(name, settings, **task_kwargs) if containerized(name, settings) else local_task
+
+
 def stages(docs) -> Any:
     """Wire the seven stages after a task that returns the batch's document refs."""
-    enriched = enrich.expand(previous=embed.expand(previous=chunk.expand(previous=structure.expand(
-        previous=language.expand(previous=extract.expand(previous=docs))))))
-    return finish(promote_or_rollback(qa_gate(load(enriched))))
+    previous = docs
+    for name, local_task, task_kwargs in DOCUMENT_STAGES:
+        mapped = _stage_task(name, local_task, task_kwargs).expand(previous=previous)
+        previous = mapped if isinstance(mapped, XComArg) else XComArg(mapped)  # an operator's return value
+    return finish(promote_or_rollback(qa_gate(load(previous))))

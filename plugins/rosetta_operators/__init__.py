@@ -1,0 +1,114 @@
+"""The per-document stages as containers: one Airflow operator per execution mode.
+
+``pipeline.flow`` asks :func:`stage_operator` for a stage's task when ``execution.mode`` is
+``docker`` or ``kubernetes`` (``local`` keeps the in-process ``@task``), so the DAG files are
+the same in every mode. Either operator runs the stage's image with the container entrypoint
+``rosetta stage NAME --batch B --doc D`` and returns its ``StageResult`` dict as the XCom,
+exactly what the in-process task returns; inputs and outputs go through the batch workspace.
+
+* docker: ``DockerOperator`` against a Docker API socket (podman's here, DESIGN.md section 4),
+  the data root bound at the same path, the document's source file bound read-only, the
+  host network (the stage reaches the worker's embedded Weaviate/MLflow on 127.0.0.1).
+* kubernetes: ``KubernetesPodOperator`` with the stage's image, command, resources, the
+  workspace PVC mounted at the data root (and the source PVC, if any) and the ROSETTA__*
+  settings from a ConfigMap/Secret; the result comes back through the XCom sidecar.
+
+A document an earlier stage quarantined passes through without starting a container, as
+``pipeline.batch.run_stage`` does in-process. Operator modules are imported here only, so a
+``local`` DAG parse never loads the Docker or Kubernetes client.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pipeline.config import Settings
+
+ENTRYPOINT = ["rosetta", "stage"]
+
+
+def image(stage: str, settings: Settings) -> str:
+    """<registry>/<prefix><stage>:<tag>; the tag defaults to the pipeline version, as `make images` tags."""
+    from pipeline import pipeline_version
+
+    cfg = settings.containers
+    return f"{cfg.registry}/{cfg.image_prefix}{stage}:{cfg.tag or pipeline_version()}"
+
+
+def containerized(stage: str, settings: Settings) -> bool:
+    """Whether this stage runs in a container under the configured execution mode."""
+    if settings.execution.mode == "local":
+        return False
+    return settings.containers.stages is None or stage in settings.containers.stages
+
+
+def stage_command(stage: str, previous: dict[str, Any]) -> list[str]:
+    return [*ENTRYPOINT, stage, "--batch", previous["batch_id"], "--doc", previous["doc_id"]]
+
+
+def source_path(settings: Settings, previous: dict[str, Any]) -> str | None:
+    """The document's source file (the extract stage reads it)."""
+    from pipeline.batch import read_manifest
+
+    manifest = read_manifest(settings, previous["batch_id"])
+    return next((d.source_path for d in manifest.documents if d.doc_id == previous["doc_id"]), None)
+
+
+def passes_through(previous: dict[str, Any]) -> bool:
+    """A result (not a bare DocRef) of a quarantined document: later stages leave it alone."""
+    return "stage" in previous and previous.get("status") == "quarantined"
+
+
+def last_json_line(lines: list[str] | str | None) -> dict[str, Any]:
+    """The StageResult the entrypoint prints as its last stdout line; stderr shares the stream,
+    so take the last line that is a JSON object."""
+    lines = [lines] if isinstance(lines, str) else list(lines or [])
+    for line in reversed(lines):
+        line = line.strip()
+        if line.startswith("{"):
+            return json.loads(line)
+    raise ValueError(f"the stage printed no StageResult JSON line; last output: {lines[-5:]}")
+
+
+def container_environment(settings: Settings) -> dict[str, str]:
+    """The worker's Rosetta settings for the container: every ROSETTA__* override plus the
+    resolved paths (relative ones would resolve against the image's working folder)."""
+    env = {k: v for k, v in os.environ.items() if k.startswith("ROSETTA__")}
+    env.update(ROSETTA__DATA_ROOT=str(settings.data_root), ROSETTA__SOURCE_DIR=str(settings.source_dir),
+               MLFLOW_DISABLE_TELEMETRY="true")
+    env.pop("ROSETTA__EXECUTION__MODE", None)  # the container runs its stage in-process
+    if config_file := os.environ.get("ROSETTA_CONFIG"):
+        env["ROSETTA_CONFIG"] = str(Path(config_file).resolve())
+    return env
+
+
+def docker_binds(settings: Settings, source: str | None) -> list[tuple[str, bool]]:
+    """(host path, read_only) bound at the same path in the container."""
+    binds = [(str(settings.data_root), False)]
+    if source:
+        binds.append((source, True))
+    if config_file := os.environ.get("ROSETTA_CONFIG"):
+        binds.append((str(Path(config_file).resolve()), True))
+    binds += [(str(Path(p).expanduser().resolve()), False) for p in settings.containers.extra_mounts]
+    return binds
+
+
+def docker_kwargs(stage: str, settings: Settings) -> dict[str, Any]:
+    return dict(image=image(stage, settings), docker_url=settings.containers.docker_url,
+                network_mode=settings.containers.network_mode, mount_tmp_dir=False, auto_remove="success")
+
+
+def stage_operator(stage: str, settings: Settings, **task_kwargs):
+    """The partial operator for ``stage`` under the configured mode; the caller ``.expand(previous=...)``s it."""
+    if settings.execution.mode == "docker":
+        from rosetta_operators.docker_mode import StageDockerOperator
+
+        return StageDockerOperator.partial(task_id=stage, stage=stage, **task_kwargs, **docker_kwargs(stage, settings))
+    if settings.execution.mode == "kubernetes":
+        from rosetta_operators.kubernetes_mode import StagePodOperator, kubernetes_kwargs
+
+        return StagePodOperator.partial(task_id=stage, stage=stage, **task_kwargs, **kubernetes_kwargs(stage, settings))
+    raise ValueError(f"stage {stage} runs in-process in execution mode {settings.execution.mode!r}")

@@ -1,0 +1,125 @@
+"""Stage images and the docker execution mode.
+
+The slow test builds the base image and the structure stage's image with podman (each
+only when missing or changed: images and layers are cached under .containers/), starts a
+private podman API socket and runs reprocess_document on a real document with the
+structure stage in its container (DockerOperator); the file the container wrote must be
+byte-for-byte what the in-process stage writes from the same input.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SETUP = ROOT / "scripts" / "podman-setup.sh"
+OCR_PACKAGES = ["rapidocr", "onnxruntime", "opencv-python-headless", "pytesseract", "pdfplumber", "pypdfium2"]
+STAGE = "structure"  # the lightest image: pydantic, PyYAML, numpy
+
+
+def test_stage_requirements_are_derived_from_the_pins():
+    check = subprocess.run([sys.executable, str(ROOT / "docker" / "requirements.py"), "--check"],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout
+
+
+def test_ocr_dependencies_are_only_in_the_extract_image():
+    sys.path.insert(0, str(ROOT / "docker"))
+    try:
+        import requirements as stage_requirements
+    finally:
+        sys.path.pop(0)
+    from pipeline.flow import DOCUMENT_STAGES
+
+    assert set(stage_requirements.STAGES) == {name for name, _, _ in DOCUMENT_STAGES}
+    for path in (ROOT / "docker" / "requirements").glob("*.txt"):
+        names = {stage_requirements.canonical(line.split("==")[0]) for line in path.read_text().splitlines()
+                 if line and not line.startswith("#")}
+        ocr = names & set(OCR_PACKAGES)
+        assert ocr == (set(OCR_PACKAGES) if path.stem == "extract" else set()), path.name
+    assert [p.name for p in (ROOT / "docker" / "requirements").glob("*.apt")] == ["extract.apt"]
+
+
+def _podman_env() -> dict[str, str]:
+    env = os.environ.copy()
+    dot = ROOT / ".containers"
+    env.update(CONTAINERS_CONF=str(dot / "containers.conf"), CONTAINERS_STORAGE_CONF=str(dot / "storage.conf"),
+               TMPDIR=str(dot / "tmp"))
+    return env
+
+
+@pytest.fixture(scope="module")
+def podman_socket(tmp_path_factory):
+    """The structure image built (if missing) and a private podman API socket for this module."""
+    if shutil.which("podman") is None:
+        pytest.skip("podman is not installed (scripts/install.sh installs it)")
+    build = subprocess.run([str(SETUP), "images", STAGE], capture_output=True, text=True)
+    assert build.returncode == 0, build.stdout + build.stderr
+    socket = tmp_path_factory.mktemp("podman") / "podman.sock"
+    env = {**os.environ, "PODMAN_SOCKET": str(socket)}
+    started = subprocess.run([str(SETUP), "start"], capture_output=True, text=True, env=env)
+    assert started.returncode == 0, started.stdout + started.stderr
+    yield socket
+    subprocess.run([str(SETUP), "stop"], capture_output=True, text=True, env=env, check=True)
+
+
+@pytest.fixture
+def docker_mode(settings, podman_socket, tmp_path, monkeypatch):
+    """Settings of a docker-mode deployment running the structure stage in its container, with
+    its own data root and embedded Weaviate (the session's stays untouched)."""
+    from conftest import free_port
+    from pipeline.config import get_settings
+
+    for key, value in {
+        "ROSETTA__EXECUTION__MODE": "docker",
+        "ROSETTA__CONTAINERS__STAGES": f"[{STAGE}]",
+        "ROSETTA__CONTAINERS__DOCKER_URL": f"unix://{podman_socket}",
+        "ROSETTA__DATA_ROOT": str(tmp_path / "data"),
+        "ROSETTA__SOURCE_DIR": str(tmp_path / "source"),
+        "ROSETTA__WEAVIATE__HTTP_PORT": str(free_port()),
+        "ROSETTA__WEAVIATE__GRPC_PORT": str(free_port()),
+    }.items():
+        monkeypatch.setenv(key, value)
+    get_settings.cache_clear()
+    yield get_settings()
+    get_settings.cache_clear()
+
+
+@pytest.mark.slow
+def test_structure_stage_in_its_container_equals_local(docker_mode, sample_corpus):
+    from airflow.dag_processing.dagbag import DagBag
+
+    from pipeline import structure
+    from pipeline.batch import run_stage
+    from pipeline.contracts import DocRef
+    from pipeline.registry import Registry
+    from pipeline.runner import prepare_airflow, run_dag
+    from pipeline.workspace import Workspace
+
+    settings = docker_mode
+    document = settings.source_dir / "en" / "maint-guide.pdf"
+    document.parent.mkdir(parents=True)
+    shutil.copy(sample_corpus / "en" / "maint-guide.pdf", document)
+
+    prepare_airflow()
+    dag = DagBag(dag_folder=str(ROOT / "dags")).get_dag("reprocess_document")
+    assert dag.get_task(STAGE).operator_class.__name__ == "StageDockerOperator"
+    assert dag.get_task("chunk").operator_class.__name__ != "StageDockerOperator"  # the rest in-process
+
+    run_id, state = run_dag("reprocess_document", {"document": str(document)}, settings)
+    assert state == "success"
+    [doc] = Registry(settings.registry_path).batch(run_id).summary["documents"]
+    assert doc["status"] == "loaded" and doc["chunks"] > 0
+
+    ws = Workspace(settings, run_id)
+    output = ws.path(STAGE, doc["doc_id"])
+    from_container = output.read_bytes()
+    local = run_stage(structure, DocRef(batch_id=run_id, doc_id=doc["doc_id"]), settings)
+    assert local.status == "ok" and Path(local.output) == output
+    assert output.read_bytes() == from_container
