@@ -29,7 +29,7 @@ def test_stage_requirements_are_derived_from_the_pins():
     assert check.returncode == 0, check.stdout
 
 
-def test_ocr_dependencies_are_only_in_the_extract_image():
+def test_ocr_dependencies_are_only_in_the_extract_image(settings):
     sys.path.insert(0, str(ROOT / "docker"))
     try:
         import requirements as stage_requirements

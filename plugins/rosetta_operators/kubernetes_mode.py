@@ -67,4 +67,4 @@ def render_pod(stage: str, previous: dict[str, Any], settings: Settings):
     """The V1Pod the kubernetes mode submits for one document's stage (no cluster needed)."""
     operator = StagePodOperator(task_id=stage, stage=stage, **kubernetes_kwargs(stage, settings))
     operator.for_document(previous)
-    return operator.build_pod_request_obj()
+    return operator.build_pod_request_obj(dry_run=True)
