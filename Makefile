@@ -1,7 +1,9 @@
 # Rosetta: the two commands a new machine needs (see README.md).
 #   make demo   install what is missing, then run the sample corpus through corpus_refresh
 #   make test   install what is missing, then run the whole test suite
-.PHONY: install demo test
+#   make images        the stage images (podman here, docker elsewhere; docs/deploy.md)
+#   make demo-docker   the sample corpus through all stages in containers, compared with local mode
+.PHONY: install demo test images demo-docker
 
 install:
 	scripts/install.sh
@@ -11,3 +13,23 @@ demo: install
 
 test: install
 	.venv/bin/pytest -q
+
+# podman where it is installed (DESIGN.md section 4), else docker.
+PODMAN := $(shell command -v podman)
+SOCKET := $(CURDIR)/.containers/podman.sock
+
+images:
+ifneq ($(PODMAN),)
+	scripts/podman-setup.sh images
+else
+	docker/build.sh
+endif
+
+demo-docker: install images
+ifneq ($(PODMAN),)
+	scripts/podman-setup.sh start
+	.venv/bin/python scripts/compare_modes.py --docker-url unix://$(SOCKET); \
+	  status=$$?; scripts/podman-setup.sh stop; exit $$status
+else
+	.venv/bin/python scripts/compare_modes.py
+endif
