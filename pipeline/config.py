@@ -146,6 +146,7 @@ class ContainersConfig(_Section):
     stages: list[str] | None
     docker_url: str
     network_mode: str
+    workspace_volume: str | None
     extra_mounts: list[str]
     resources: dict[str, StageResources]
     kubernetes: KubernetesConfig

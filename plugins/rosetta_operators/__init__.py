@@ -85,15 +85,25 @@ def container_environment(settings: Settings) -> dict[str, str]:
     return env
 
 
-def docker_binds(settings: Settings, source: str | None) -> list[tuple[str, bool]]:
-    """(host path, read_only) bound at the same path in the container."""
-    binds = [(str(settings.data_root), False)]
-    if source:
-        binds.append((source, True))
+def docker_mounts(settings: Settings, source: str | None) -> list[dict[str, Any]]:
+    """What a stage container mounts: the data root (a named volume where the workers keep it
+    in one, else the host folder at the same path), the document's source file read-only
+    unless it lies in the data root, the user config file, and containers.extra_mounts."""
+    cfg = settings.containers
+    data_root = str(settings.data_root)
+    if cfg.workspace_volume:
+        mounts = [dict(source=cfg.workspace_volume, target=data_root, type="volume", read_only=False)]
+    else:
+        mounts = [dict(source=data_root, target=data_root, type="bind", read_only=False)]
+    if source and not Path(source).is_relative_to(settings.data_root):
+        mounts.append(dict(source=source, target=source, type="bind", read_only=True))
     if config_file := os.environ.get("ROSETTA_CONFIG"):
-        binds.append((str(Path(config_file).resolve()), True))
-    binds += [(str(Path(p).expanduser().resolve()), False) for p in settings.containers.extra_mounts]
-    return binds
+        path = str(Path(config_file).resolve())
+        mounts.append(dict(source=path, target=path, type="bind", read_only=True))
+    for extra in cfg.extra_mounts:
+        path = str(Path(extra).expanduser().resolve())
+        mounts.append(dict(source=path, target=path, type="bind", read_only=False))
+    return mounts
 
 
 def docker_kwargs(stage: str, settings: Settings) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Any
 from airflow.providers.docker.operators.docker import DockerOperator
 from docker.types import Mount
 
-from rosetta_operators import (ENTRYPOINT, container_environment, docker_binds, last_json_line, passes_through,
+from rosetta_operators import (ENTRYPOINT, container_environment, docker_mounts, last_json_line, passes_through,
                                source_path, stage_command)
 
 
@@ -27,7 +27,6 @@ class StageDockerOperator(DockerOperator):
             return previous
         settings = get_settings()
         self.command = stage_command(self.stage, previous)
-        self.mounts = [Mount(target=path, source=path, type="bind", read_only=read_only)
-                       for path, read_only in docker_binds(settings, source_path(settings, previous))]
+        self.mounts = [Mount(**mount) for mount in docker_mounts(settings, source_path(settings, previous))]
         self._private_environment = container_environment(settings)
         return last_json_line(super().execute(context))
