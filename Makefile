@@ -14,9 +14,11 @@ demo: install
 test: install
 	.venv/bin/pytest -q
 
-# podman where it is installed (DESIGN.md section 4), else docker.
+# podman where it is installed (DESIGN.md section 4), else docker. One pipeline version for
+# the whole target (image tags and both modes' chunks), even if HEAD moves meanwhile.
 PODMAN := $(shell command -v podman)
 SOCKET := $(CURDIR)/.containers/podman.sock
+export ROSETTA_PIPELINE_VERSION ?= git-$(shell git rev-parse --short=12 HEAD)
 
 images:
 ifneq ($(PODMAN),)
