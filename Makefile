@@ -18,7 +18,10 @@ test: install
 # the whole target (image tags and both modes' chunks), even if HEAD moves meanwhile.
 PODMAN := $(shell command -v podman)
 SOCKET := $(CURDIR)/.containers/podman.sock
-export ROSETTA_PIPELINE_VERSION ?= git-$(shell git rev-parse --short=12 HEAD)
+ifndef ROSETTA_PIPELINE_VERSION
+ROSETTA_PIPELINE_VERSION := git-$(shell git rev-parse --short=12 HEAD)
+endif
+export ROSETTA_PIPELINE_VERSION
 
 images:
 ifneq ($(PODMAN),)
