@@ -34,7 +34,7 @@ def anchors():
     @task
     def languages(params=None) -> list[str]:
         settings = get_settings()
-        return list(params["languages"]) or [l for l in settings.languages if l != settings.reference_language]
+        return list(params["languages"]) or [lang for lang in settings.languages if lang != settings.reference_language]
 
     @task(max_active_tis_per_dagrun=1)
     def fit_and_evaluate(lang: str, params=None) -> dict:

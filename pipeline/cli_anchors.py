@@ -30,8 +30,8 @@ def _table(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> str:
 
 
 def _languages(settings, arg: str | None) -> list[str]:
-    langs = arg.split(",") if arg else [l for l in settings.languages if l != settings.reference_language]
-    unknown = [l for l in langs if l not in settings.languages or l == settings.reference_language]
+    langs = arg.split(",") if arg else [lang for lang in settings.languages if lang != settings.reference_language]
+    unknown = [lang for lang in langs if lang not in settings.languages or lang == settings.reference_language]
     if unknown:
         raise SystemExit(f"not a language to align: {', '.join(unknown)}")
     return langs
