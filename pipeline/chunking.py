@@ -7,11 +7,11 @@ See docs/chunking.md. In short:
    clause number is never separated from its first sentence.
 2. Packing. A segment that fits the language's budget (languages.<lang>.chunk_chars) is
    one chunk. A longer one is cut where the topic shifts: among the sentence boundaries
-   that leave the chunk between half the budget and the budget, the one whose two
+   that leave the chunk between 70 % of the budget and the budget, the one whose two
    neighbouring sentences are least similar (cosine of their embeddings) if that
    similarity is under chunking.similarity_threshold, else the last one (the chunk is
-   filled). Only sentences next to candidate boundaries are embedded. Tables are cut
-   between rows only. A unit longer than the budget is a chunk on its own.
+   filled). Only sentences next to candidate boundaries are embedded, in one batch.
+   Tables are cut between rows only. A unit longer than the budget is a chunk on its own.
 3. Tiny chunks (under chunking.min_chunk_chars) join a neighbour within the budget: the
    previous chunk when it is the same clause or an enclosing one (a proviso stays with
    its article), else the next one. Only then does a chunk cross a clause boundary, and
@@ -48,7 +48,8 @@ from pipeline.workspace import Workspace
 STAGE = "chunk"
 CJK_LANGS = {"zh", "ja"}
 SENTENCE_END = re.compile(r"[.!?。！？．…:：;；][\"'”’」』）)\]】》]*\s*$")
-WINDOW = 0.5  # a cut leaves a chunk of at least this fraction of the budget
+WINDOW = 0.7  # a cut leaves a chunk of at least this fraction of the budget
+SIMILARITY_CHARS = 120  # how much of a sentence is embedded to compare it with its neighbour
 
 Span = tuple[int, int]
 
@@ -60,6 +61,7 @@ class Segment:
     kind: str  # "TABLE", "HEADER" or the type of the segment's first element
     clause_id: str | None
     units: list[Span] = field(default_factory=list)  # sentences (or rows); glued headings included
+    headed: bool = False  # starts with a heading (chapter, section) glued to its first sentence
 
 
 def segments(doc: CleanedDocument, structure: StructuredDocument) -> list[Segment]:
@@ -86,16 +88,19 @@ def segments(doc: CleanedDocument, structure: StructuredDocument) -> list[Segmen
 
     result: list[Segment] = []
     pending: int | None = None  # start of a heading waiting for its first sentence
+    pending_heading = False  # ... and whether a chapter/section heading is among it
     for segment, opens in raw:
         units = list(segment.units)
         if pending is not None and units and segment.kind != "TABLE":
             units[0] = (pending, units[0][1])
+            segment.headed = pending_heading
             pending = None
         if opens and segment.kind != "TABLE":
             # Leading units that do not end a sentence (number, title, caption) glue forward.
             while len(units) > 1 and not SENTENCE_END.search(text[units[0][0]:units[0][1]]):
                 units[:2] = [(units[0][0], units[1][1])]
             if segment.kind == "HEADER" or (len(units) == 1 and not SENTENCE_END.search(text[slice(*units[0])])):
+                pending_heading = segment.kind == "HEADER" or (pending is not None and pending_heading)
                 pending = units[0][0] if units else pending
                 continue
         if pending is not None:  # a heading right before a table stays a chunk of its own
@@ -114,8 +119,9 @@ def _end_before(text: str, offset: int) -> int:
 
 
 def _pack(units: list[Span], budget: int, threshold: float,
-          similarity: Callable[[list[int]], list[float]] | None) -> list[list[Span]]:
-    """Greedy packing within the budget, cut at the weakest boundary of each window."""
+          similarity: Callable[[list[int]], list[float | None]] | None) -> list[list[Span]]:
+    """Greedy packing within the budget; each cut at the weakest known boundary of its
+    window when that is under the threshold, else at the window's end (the chunk filled)."""
     groups = []
     i = 0
     while i < len(units):
@@ -128,30 +134,41 @@ def _pack(units: list[Span], budget: int, threshold: float,
         candidates = [k for k in range(i, j + 1) if units[k][1] - units[i][0] >= WINDOW * budget] or [j]
         cut = candidates[-1]
         if similarity is not None and len(candidates) > 1:
-            scores = similarity(candidates)  # similarity across the boundary after each candidate
-            weakest = min(range(len(candidates)), key=lambda n: (scores[n], -n))
-            if scores[weakest] < threshold:
-                cut = candidates[weakest]
+            known = [(score, -n) for n, score in enumerate(similarity(candidates)) if score is not None]
+            if known and min(known)[0] < threshold:
+                cut = candidates[-min(known)[1]]
         groups.append(units[i:cut + 1])
         i = cut + 1
     return groups
 
 
-class _SentenceVectors:
-    """Embeddings of the sentences next to candidate boundaries, computed on demand."""
+def _boundary_units(segs: list[Segment], budget: int) -> list[Span]:
+    """The sentences on both sides of the candidate boundaries of every window when each
+    segment is simply filled to the budget: what the similarity cuts will look at."""
+    needed: list[Span] = []
+    for seg in segs:
+        if seg.kind == "TABLE" or seg.units[-1][1] - seg.units[0][0] <= budget:
+            continue
+        def collect(candidates: list[int], units: list[Span] = seg.units) -> list[float | None]:
+            needed.extend(units[k] for c in candidates for k in (c, c + 1))
+            return [None] * len(candidates)
+        _pack(seg.units, budget, 0.0, collect)
+    return list(dict.fromkeys(needed))
 
-    def __init__(self, doc: CleanedDocument, settings: Settings):
-        self.text = doc.text
-        self.settings = settings
-        self.cache: dict[Span, np.ndarray] = {}
 
-    def boundary_similarity(self, units: list[Span], candidates: list[int]) -> list[float]:
-        needed = sorted({units[k] for c in candidates for k in (c, c + 1)} - self.cache.keys())
-        if needed:
-            embedder = get_embedder(self.settings.embedding.model, self.settings.embedding.batch_size)
-            vectors = embedder.encode([self.text[a:b] for a, b in needed])
-            self.cache.update(zip(needed, vectors))
-        return [float(self.cache[units[c]] @ self.cache[units[c + 1]]) for c in candidates]
+def _sentence_vectors(doc: CleanedDocument, segs: list[Segment], budget: int,
+                      settings: Settings) -> dict[Span, np.ndarray]:
+    """Embeddings of the sentences next to candidate boundaries, in one batch (per-call
+    overhead dominates small batches). Windows are those of simply filled chunks; after a
+    cut moves, a later window may hold sentences without a vector: they are not compared.
+    A sentence's first SIMILARITY_CHARS characters stand for it. Segments that fit the
+    budget need none."""
+    units = _boundary_units(segs, budget)
+    if not units:
+        return {}
+    embedder = get_embedder(settings.embedding.model, settings.embedding.batch_size)
+    vectors = embedder.encode([doc.text[a:b][:SIMILARITY_CHARS] for a, b in units])
+    return dict(zip(units, vectors))
 
 
 def _terms(text: str, lang: str) -> list[str]:
@@ -198,8 +215,9 @@ def _merge_tiny(drafts: list[Draft], clauses: dict[str, Element], budget: int, m
         return _ancestors(clauses, clause_id)
 
     def joinable(a: list[Segment], b: list[Segment]) -> bool:
-        """Never glue two top-level clauses (two articles) or a table; parts of one clause may join."""
-        if any(seg.kind == "TABLE" for seg in (*a, *b)):
+        """Never glue two top-level clauses (two articles), a table, or anything to the start
+        of a new chapter or section; parts of one clause may join."""
+        if any(seg.kind == "TABLE" for seg in (*a, *b)) or b[0].headed:
             return False
         roots = {ancestors(seg.clause_id)[-1] for seg in (*a, *b) if seg.clause_id}
         return len(roots) <= 1
@@ -229,12 +247,17 @@ def _merge_tiny(drafts: list[Draft], clauses: dict[str, Element], budget: int, m
 def chunk_document(doc: CleanedDocument, structure: StructuredDocument, settings: Settings) -> ChunkedDocument:
     budget = settings.languages[doc.lang].chunk_chars
     cfg = settings.chunking
-    vectors = _SentenceVectors(doc, settings)
+    segs = segments(doc, structure)
+    vectors = _sentence_vectors(doc, segs, budget, settings)
+
+    def similarity(units: list[Span], candidates: list[int]) -> list[float | None]:
+        return [float(vectors[units[c]] @ vectors[units[c + 1]])
+                if units[c] in vectors and units[c + 1] in vectors else None for c in candidates]
+
     drafts: list[Draft] = []
-    for seg in segments(doc, structure):
-        similarity = None if seg.kind == "TABLE" else (
-            lambda candidates, units=seg.units: vectors.boundary_similarity(units, candidates))
-        for group in _pack(seg.units, budget, cfg.similarity_threshold, similarity):
+    for seg in segs:
+        compare = None if seg.kind == "TABLE" else (lambda candidates, units=seg.units: similarity(units, candidates))
+        for group in _pack(seg.units, budget, cfg.similarity_threshold, compare):
             drafts.append(([seg], group[0][0], group[-1][1]))
     clauses = {e.clause_id: e for e in structure.elements if e.type == "CLAUSE" and e.clause_id}
     merged = _merge_tiny(drafts, clauses, budget, cfg.min_chunk_chars)
@@ -263,7 +286,7 @@ def _context(structure: StructuredDocument, clauses: dict[str, Element], text: s
     """Clause, heading path and neighbouring clauses of a chunk made of ``segs``: its
     clause is the innermost one holding all of its segments (headings glued to a clause's
     first sentence belong to that clause)."""
-    chains = [_ancestors(clauses, seg.clause_id)[::-1] for seg in segs if seg.clause_id]
+    chains = [_ancestors(clauses, seg.clause_id)[::-1] if seg.clause_id else [] for seg in segs]
     common: list[str] = []
     if chains:
         for level in zip(*chains):

@@ -20,14 +20,27 @@ REGULATIONS_FILE = Path(__file__).with_name("regulations.yaml")
 class AliasRule:
     regulation: str
     pattern: re.Pattern[str]
-    context: tuple[str, ...] = ()  # non-empty => ambiguous: needs one of these nearby
+    context: tuple[re.Pattern[str], ...] = ()  # non-empty => ambiguous: needs one of these in the chunk
+
+
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 def _alias_pattern(alias: str) -> re.Pattern[str]:
-    if re.search(r"[\u3040-\u9fff]", alias):
+    """CJK: a substring. Latin: a whole word or phrase; abbreviations (one word, or with
+    digits) case-sensitive, multi-word names case-insensitive."""
+    if CJK.search(alias):
         return re.compile(re.escape(alias))
-    flags = 0 if alias.isupper() or any(c.isdigit() for c in alias) else re.IGNORECASE
-    return re.compile(r"(?<![\w-])" + re.escape(alias) + r"(?![\w-])", flags)
+    words = alias.split()
+    flags = re.IGNORECASE if len(words) > 1 and not any(c.isdigit() for c in alias) else 0
+    return re.compile(r"(?<![\w-])" + r"\s+".join(map(re.escape, words)) + r"(?![\w-])", flags)
+
+
+def _context_pattern(word: str) -> re.Pattern[str]:
+    """A context word or phrase: a substring in CJK, else a whole word, any case."""
+    if CJK.search(word):
+        return re.compile(re.escape(word))
+    return re.compile(r"(?<!\w)" + re.escape(word) + r"(?!\w)", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)
@@ -43,18 +56,19 @@ def _rules() -> tuple[AliasRule, ...]:
         for alias in {*entry["aliases"], *entry["names"].values()}:
             rules.append(AliasRule(reg_id, _alias_pattern(alias)))
         for amb in entry.get("ambiguous", []):
-            rules.append(AliasRule(reg_id, _alias_pattern(amb["alias"]), tuple(amb["context"])))
+            rules.append(AliasRule(reg_id, _alias_pattern(amb["alias"]), tuple(map(_context_pattern, amb["context"]))))
     return tuple(rules)
 
 
 def find_regulations(text: str) -> list[str]:
     """Regulation ids named in ``text``; the longest alias wins where matches overlap
-    (中国個人情報保護法 is PIPL, not APPI); an ambiguous alias needs its context."""
+    (中国個人情報保護法 is PIPL, not APPI); an ambiguous alias counts only when one of its
+    context words is in ``text`` too, and is otherwise left out."""
     matches: list[tuple[int, int, str]] = []
     for rule in _rules():
+        if rule.context and not any(word.search(text) for word in rule.context):
+            continue
         for m in rule.pattern.finditer(text):
-            if rule.context and not any(word.lower() in text.lower() for word in rule.context):
-                continue
             matches.append((m.start(), m.end(), rule.regulation))
     taken: list[tuple[int, int]] = []
     found: list[str] = []
