@@ -80,15 +80,30 @@ def cmd_extract(args: argparse.Namespace) -> int:
 
 
 def cmd_chunk(args: argparse.Namespace) -> int:
+    """The clause tree (elements nested, with spans), the markers and the chunks of one file."""
+    from pipeline import structure
+
     out = _local_pipeline(Path(args.file), "chunk")
-    result = {"file": args.file, "lang": out["cleaned"].lang, "structure": out["structure"].model_dump(),
-              "chunks": [c.model_dump() for c in out["chunks"].chunks]}
+    text, tagged = out["cleaned"].text, out["structure"]
+    result = {"file": args.file, "lang": out["cleaned"].lang, "tree": structure.tree(tagged),
+              "markers": tagged.markers, "chunks": [c.model_dump() for c in out["chunks"].chunks]}
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=1))
-    else:
-        for c in out["chunks"].chunks:
-            label = c.clause_number or c.structure_type
-            print(f"{c.chunk_id} [{label}] p{c.page_start}-{c.page_end} {c.text[:70]!r}")
+        return 0
+
+    def show(nodes: list[dict[str, Any]], depth: int) -> None:
+        for node in nodes:
+            if node["type"] in ("HEADER", "CLAUSE"):
+                label = " ".join(str(node[k]) for k in ("number", "title") if node.get(k))
+                print(f"{'  ' * depth}{node['type']} L{node['level']} {label} [{node['start']}:{node['end']}]")
+                show(node["children"], depth + 1)
+            elif node["type"] == "TABLE":
+                print(f"{'  ' * depth}TABLE [{node['start']}:{node['end']}] {text[node['start']:node['end']].count(chr(10)) + 1} rows")
+
+    show(result["tree"], 0)
+    for c in out["chunks"].chunks:
+        label = c.clause_number or c.structure_type
+        print(f"{c.chunk_id} [{label}] p{c.page_start}-{c.page_end} {len(c.text)} chars {c.text[:60]!r}")
     return 0
 
 
