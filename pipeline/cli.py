@@ -62,11 +62,11 @@ def cmd_extract(args: argparse.Namespace) -> int:
         blocks = []
         for block in page.blocks:
             lang, conf = language.detect_block(block.text, settings) if block.text.strip() else ("und", 0.0)
-            blocks.append({**block.model_dump(), "method": page.method, "engine": page.engine,
-                           "lang": lang, "lang_confidence": round(conf, 4)})
+            blocks.append({**block.model_dump(), "method": block.method or page.method,
+                           "engine": block.engine or page.engine, "lang": lang, "lang_confidence": round(conf, 4)})
         pages.append({"page_no": page.page_no, "method": page.method, "engine": page.engine,
-                      "direction": page.direction, "lang": page_lang, "lang_confidence": round(page_conf, 4),
-                      "blocks": blocks})
+                      "direction": page.direction, "rotation": page.rotation, "lang": page_lang,
+                      "lang_confidence": round(page_conf, 4), "blocks": blocks})
     result = {"file": args.file, "lang": doc_lang, "lang_confidence": round(doc_conf, 4), "pages": pages,
               "removed": [r.model_dump() for r in removed]}
     if args.json:

@@ -65,6 +65,8 @@ class Block(BaseModel):
     bbox: tuple[float, float, float, float]  # x0, top, x1, bottom in PDF points
     direction: Direction = "horizontal"
     kind: Literal["text", "table"] = "text"
+    method: Literal["text_layer", "ocr"] | None = None  # per block: a text-layer page can hold OCRed regions
+    engine: str | None = None  # set where the block's engine differs from the page's (OCR)
 
 
 class Page(BaseModel):
@@ -75,6 +77,7 @@ class Page(BaseModel):
     engine: str  # e.g. "pdfplumber-0.11.10", "rapidocr-3.10.0", "tesseract-5.3.0:jpn_vert"
     direction: Direction
     blocks: list[Block]
+    rotation: int = 0  # degrees clockwise a scanned page was turned to read it
 
     @property
     def text(self) -> str:

@@ -174,6 +174,9 @@ def clean_and_detect(doc: ExtractedDocument, settings: Settings) -> CleanedDocum
     kept_pages, removed = clean_pages(doc, settings)
     lang, confidence = detect_document(kept_pages, settings)
     name = doc.source_path.rsplit("/", 1)[-1]
+    if lang == "und":
+        raise DocumentError("no_text", f"{name}: no text left after removing running matter and garbage "
+                                       f"({len(removed)} line(s) removed)")
     if lang not in settings.languages:
         raise DocumentError("unsupported_language",
                             f"{name}: detected language {lang!r} ({confidence:.2f}) is not configured "

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Write the small page-kind fixtures of the extraction tests into tests/fixtures/kinds/.
+
+One small (about 8 x 7 cm, 300 dpi) image-only page per kind, typeset by scan_pages.py
+from real paragraphs of the pinned maint-guide packages (scripts/fetch_doc_packages.py),
+each with its truth (.txt, one paragraph per line):
+
+    ja-vertical, zh-tw-vertical-2tier, zh-cn-vertical, de-horizontal, en-two-column,
+    es-horizontal-rot90, ja-vertical-rot180, zh-cn-horizontal-rot270
+
+and mixed-page.pdf: a born-digital page (Helvetica text layer, English) with a scanned
+grayscale region (the en image-only fixture) pasted below the text; its truth is
+mixed-page.txt (text layer lines, then the scan's paragraph).
+
+    .venv/bin/python scripts/make_page_kind_fixtures.py
+"""
+
+from __future__ import annotations
+
+import ctypes
+import io
+import sys
+import textwrap
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+import fetch_doc_packages as docs
+import render_scans
+import scan_pages
+from scan_pages import PageSpec
+
+OUT = docs.ROOT / "tests" / "fixtures" / "kinds"
+MAX_BYTES = 100 * 1024
+SMALL = dict(page_px=(960, 820), margin_px=50)
+KINDS = [
+    ("ja-vertical", PageSpec("ja", "vertical", 12, "serif", **SMALL), 0),
+    ("zh-tw-vertical-2tier", PageSpec("zh-tw", "vertical-2tier", 10, "sans", **SMALL), 3),
+    ("zh-cn-vertical", PageSpec("zh-cn", "vertical", 12, "sans", **SMALL), 6),
+    ("de-horizontal", PageSpec("de", "horizontal", 10, "serif", **SMALL), 0),
+    ("en-two-column", PageSpec("en", "two-column", 8, "sans", **SMALL), 4),
+    ("es-horizontal-rot90", PageSpec("es", "horizontal", 10, "sans", rotate=90, **SMALL), 2),
+    ("ja-vertical-rot180", PageSpec("ja", "vertical", 12, "serif", rotate=180, **SMALL), 0),
+    ("zh-cn-horizontal-rot270", PageSpec("zh-cn", "horizontal", 11, "serif", rotate=270, **SMALL), 9),
+]
+SHORT = 160  # characters: paragraphs short enough for a small page
+
+
+def mixed_page(lines: list[str], scan_pdf: Path, out: Path) -> None:
+    """A4 page: Helvetica lines at the top, the scan's image placed below them."""
+    pdf = pdfium.PdfDocument.new()
+    page = pdf.new_page(595, 842)
+    y = 790
+    for line in lines:
+        text = pdfium_c.FPDFPageObj_NewTextObj(pdf.raw, b"Helvetica", ctypes.c_float(11))
+        units = memoryview(line.encode("utf-16-le")).cast("H")
+        pdfium_c.FPDFText_SetText(text, (ctypes.c_ushort * (len(units) + 1))(*units, 0))
+        pdfium_c.FPDFPageObj_Transform(text, 1, 0, 0, 1, 56, y)
+        pdfium_c.FPDFPage_InsertObject(page.raw, text)
+        y -= 15
+    source = pdfium.PdfDocument(scan_pdf)
+    image = next(source[0].get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE]))
+    width_px, height_px = image.get_px_size()
+    placed = pdfium.PdfImage.new(pdf)
+    placed.load_jpeg(io.BytesIO(bytes(image.get_data(decode_simple=False))), inline=True)
+    w, h = width_px * 72 / 300, height_px * 72 / 300
+    placed.set_matrix(pdfium.PdfMatrix(w, 0, 0, h, 56, y - 30 - h))
+    page.insert_obj(placed)
+    page.gen_content()
+    pdf.save(out, version=17)
+
+
+def main() -> int:
+    roots = docs.fetch([p.name for p in docs.PACKAGES if p.text])
+    texts = {p.lang: render_scans.read_paragraphs(roots[p.name] / p.text) for p in docs.PACKAGES if p.text}
+    OUT.mkdir(parents=True, exist_ok=True)
+    written = []
+    for seed, (name, spec, first) in enumerate(KINDS):
+        short = [p for p in texts[spec.lang] if len(p) <= SHORT][first:]
+        used = scan_pages.render_page(short, spec, OUT / f"{name}.pdf", seed=100 + seed)
+        (OUT / f"{name}.txt").write_text("\n".join(used) + "\n", encoding="utf-8")
+        written += [OUT / f"{name}.pdf", OUT / f"{name}.txt"]
+    fixtures = docs.ROOT / "tests" / "fixtures"
+    en_lines = textwrap.wrap([p for p in texts["en"] if len(p) > 300][0], 90)[:6]
+    mixed_page(en_lines, fixtures / "image-only.pdf", OUT / "mixed-page.pdf")
+    scan_truth = (fixtures / "image-only.txt").read_text(encoding="utf-8")
+    (OUT / "mixed-page.txt").write_text("\n".join(en_lines) + "\n" + scan_truth, encoding="utf-8")
+    written += [OUT / "mixed-page.pdf", OUT / "mixed-page.txt"]
+    for path in written:
+        size = path.stat().st_size
+        print(f"  {path.relative_to(docs.ROOT)}  {size:,} bytes")
+        if size > MAX_BYTES:
+            print(f"error: {path.name} is over {MAX_BYTES:,} bytes", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

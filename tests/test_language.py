@@ -1,0 +1,114 @@
+"""Cleaning (running headers/footers, page numbers, watermarks, garbage) and language
+detection with the real fastText lid.176 model, and the quarantine reasons."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline import language
+from pipeline.contracts import Block, DocumentError, ExtractedDocument, Page
+
+BODY = {
+    "en": "Debian's package system is one of the reasons it is a top-notch distribution.",
+    "de": "Das Paketsystem ist einer der Gründe, warum Debian eine Distribution der Spitzenklasse ist.",
+    "es": "El sistema de paquetes es una de las razones por las que Debian es una distribución excelente.",
+    "ja": "Debian を最高峰のディストリビューションにしている理由の一つはパッケージシステムです。",
+    "zh": "Debian 的软件包系统是使它跻身顶级发行版行列的重要原因之一。",
+}
+PAGE_NUMBER_FORMS = {
+    "en": lambda n, total: f"Page {n} of {total}",
+    "de": lambda n, total: f"Seite {n}",
+    "es": lambda n, total: f"Página {n}",
+    "zh": lambda n, total: f"第{n}页",
+    "ja": lambda n, total: f"- {n} -",
+}
+
+
+def document(pages: list[list[str]]) -> ExtractedDocument:
+    return ExtractedDocument(
+        doc_id="d", source_path="/x/d.pdf", sha256="s", engines=["test"],
+        pages=[Page(page_no=i + 1, width=595, height=842, method="text_layer", engine="test",
+                    direction="horizontal", blocks=[Block(text=t, bbox=(0, 0, 1, 1)) for t in blocks])
+               for i, blocks in enumerate(pages)],
+    )
+
+
+@pytest.mark.parametrize("lang", sorted(PAGE_NUMBER_FORMS))
+def test_headers_footers_page_numbers_and_watermarks_removed(settings, lang):
+    total = 10
+    repeated_body = "Run dpkg-buildpackage again after each change."  # on 3 pages: must survive
+    pages = []
+    for n in range(1, total + 1):
+        # body lines differ from page to page (a letter tag: digits are folded when
+        # lines are compared across pages); the watermark sits mid-page
+        body = [f"{BODY[lang]} [{chr(65 + n)}{chr(65 + i)}]" for i in range(8)]
+        body.insert(4, "CONFIDENTIAL DRAFT")
+        if n in (2, 5, 8):
+            body.insert(2, repeated_body)
+        pages.append(["Debian New Maintainers' Guide", "\n".join(body), PAGE_NUMBER_FORMS[lang](n, total)])
+    kept, removed = language.clean_pages(document(pages), settings)
+    reasons = {(r.text, r.reason) for r in removed}
+    assert ("Debian New Maintainers' Guide", "running_header_footer") in reasons
+    assert ("CONFIDENTIAL DRAFT", "watermark") in reasons
+    assert sum(r.reason == "page_number" for r in removed) == total
+    kept_text = "\n".join(t for _, blocks in kept for t, _ in blocks)
+    assert kept_text.count(repeated_body) == 3
+    assert kept_text.count(BODY[lang]) == 8 * total
+    assert "CONFIDENTIAL" not in kept_text and "Guide" not in kept_text
+
+
+@pytest.mark.parametrize("line", ["3 / 10", "- 3 -", "Seite 3 von 10", "Página 3", "第３页", "Page ３ of １０",
+                                  "第 3 頁", "xii"])
+def test_page_number_forms(line):
+    import unicodedata
+
+    assert language.PAGE_NUMBER.match(unicodedata.normalize("NFKC", line))
+
+
+def test_garbage_lines(settings):
+    assert language.is_garbage("~~|#@@^^%%*&$#", 0.5)
+    assert not language.is_garbage("Kapitel 3: Die Werkzeuge (Übersicht)", 0.5)
+    assert not language.is_garbage("「パッケージ」の作成。", 0.5)
+
+
+@pytest.mark.parametrize("lang", sorted(BODY))
+def test_detect_block_paragraphs(settings, lang):
+    assert language.detect_block(BODY[lang], settings)[0] == lang
+
+
+@pytest.mark.parametrize(
+    "text, lang",
+    [
+        ("La directiva GDPR y las transferencias SCT Inst se aplican a todos los pagos.", "es"),
+        ("根据 GDPR 的规定，SCT Inst 转账必须在十秒内完成。", "zh"),
+        ("SEPA と SCT Inst の送金は十秒以内に完了します。", "ja"),
+    ],
+)
+def test_acronyms_do_not_flip_the_language(settings, text, lang):
+    assert language.detect_block(text, settings)[0] == lang
+
+
+def test_document_language_and_confidence(settings):
+    doc = document([[f"{BODY['de']} [{chr(65 + n)}{chr(65 + i)}]" for i in range(3)] for n in range(4)])
+    cleaned = language.clean_and_detect(doc, settings)
+    assert cleaned.lang == "de" and cleaned.lang_confidence >= settings.language.min_confidence
+
+
+def test_low_confidence_is_quarantined(settings):
+    doc = document([[BODY["en"]], [BODY["de"]], [BODY["en"] + " x"], [BODY["de"] + " y"]])
+    with pytest.raises(DocumentError) as err:
+        language.clean_and_detect(doc, settings)
+    assert err.value.reason == "low_language_confidence"
+
+
+def test_unconfigured_language_is_quarantined(settings):
+    french = "Le système de paquets de Debian est l'une des raisons pour lesquelles c'est une distribution de premier ordre."
+    with pytest.raises(DocumentError) as err:
+        language.clean_and_detect(document([[french], [french + " Oui."]]), settings)
+    assert err.value.reason == "unsupported_language" and "'fr'" in err.value.detail
+
+
+def test_nothing_left_after_cleaning_is_no_text(settings):
+    with pytest.raises(DocumentError) as err:
+        language.clean_and_detect(document([["- 1 -"], ["- 2 -"], ["- 3 -"]]), settings)
+    assert err.value.reason == "no_text"
