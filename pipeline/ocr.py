@@ -322,9 +322,9 @@ def _mean_score(results: list[tuple[str, float]]) -> float:
     return float(np.mean([s for _, s in results])) if results else 0.0
 
 
-def _blocks(lines: list[Line], texts: list[str], engine: str, rotation: int, shape: tuple[int, int],
-            direction: Direction) -> list[OcrBlock]:
-    """Paragraph blocks from lines; CJK lines join without a separator, others by newline."""
+def _blocks(lines: list[Line], texts: list[str], engine: str, rotation: int,
+            shape: tuple[int, int]) -> list[OcrBlock]:
+    """Paragraph blocks from lines (one text line per line or column, joined by newlines)."""
     blocks: list[OcrBlock] = []
     group: list[tuple[Line, str]] = []
 
@@ -389,5 +389,5 @@ def ocr_page(gray: np.ndarray, vertical_models: dict[str, str]) -> PageOcr:
     else:
         engine = rapidocr_engine_name()
         texts = [t for t, _ in recognise([_crop(page, l.box, direction) for l in lines])]
-    blocks = _blocks(lines, texts, engine, rotation, shape, direction)
+    blocks = _blocks(lines, texts, engine, rotation, shape)
     return PageOcr(blocks=blocks, direction=direction, rotation=rotation, engines=[engine])
