@@ -8,8 +8,10 @@ uuids, which include the batch id, are not compared.
 
     scripts/compare_modes.py [CORPUS] [--docker-url unix:///path/podman.sock] [--keep DIR]
 
-The stage images must exist for the current pipeline version (`make images`), and the
-Docker API socket must be up (`scripts/podman-setup.sh start` here).
+The stage images must exist for the current pipeline version (`make images`), built from
+the same code as the one this runs (a checkout others edit meanwhile gives differences
+that are not the mode's), and the Docker API socket must be up (`scripts/podman-setup.sh
+start` here).
 """
 
 from __future__ import annotations
@@ -37,11 +39,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def mode_environment(mode: str, data_root: Path, docker_url: str | None) -> dict[str, str]:
+def mode_environment(mode: str, corpus: Path, data_root: Path, docker_url: str | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ROSETTA__")}
     env.update({
         "ROSETTA__EXECUTION__MODE": mode,
         "ROSETTA__DATA_ROOT": str(data_root),
+        "ROSETTA__SOURCE_DIR": str(corpus),  # document ids are relative to it
         "ROSETTA__WEAVIATE__HTTP_PORT": str(free_port()),
         "ROSETTA__WEAVIATE__GRPC_PORT": str(free_port()),
         "ROSETTA__AIRFLOW__RETRIES": "0",
@@ -68,9 +71,9 @@ def dump(out: Path) -> None:
 
 
 def run_mode(mode: str, corpus: Path, data_root: Path, docker_url: str | None) -> tuple[dict, float]:
-    env = mode_environment(mode, data_root, docker_url)
+    env = mode_environment(mode, corpus, data_root, docker_url)
     started = time.monotonic()
-    ingest = subprocess.run([str(ROOT / ".venv" / "bin" / "rosetta"), "ingest", str(corpus)], env=env,
+    ingest = subprocess.run([sys.executable, "-m", "pipeline.cli", "ingest", str(corpus)], env=env,
                             capture_output=True, text=True)
     elapsed = time.monotonic() - started
     print(f"--- {mode} mode: rosetta ingest {corpus} ({elapsed:.0f} s)")
