@@ -46,14 +46,6 @@ def test_ocr_dependencies_are_only_in_the_extract_image(settings):
     assert [p.name for p in (ROOT / "docker" / "requirements").glob("*.apt")] == ["extract.apt"]
 
 
-def _podman_env() -> dict[str, str]:
-    env = os.environ.copy()
-    dot = ROOT / ".containers"
-    env.update(CONTAINERS_CONF=str(dot / "containers.conf"), CONTAINERS_STORAGE_CONF=str(dot / "storage.conf"),
-               TMPDIR=str(dot / "tmp"))
-    return env
-
-
 @pytest.fixture(scope="module")
 def podman_socket(tmp_path_factory):
     """The structure image built (if missing) and a private podman API socket for this module."""
