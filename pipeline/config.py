@@ -46,6 +46,9 @@ class LanguageConfig(_Section):
     model: str
     min_confidence: float
     sample_chars: int
+    # Text of at most this many words that fastText reads as an unconfigured language
+    # takes the best configured language in its top five (pipeline/language.py).
+    short_text_words: int = 15
 
 
 class ExtractionConfig(_Section):

@@ -88,6 +88,43 @@ def test_acronyms_do_not_flip_the_language(settings, text, lang):
     assert language.detect_block(text, settings)[0] == lang
 
 
+@pytest.mark.parametrize(
+    "text, lang",
+    [
+        # kanji-only Japanese: a Japanese-only form (変, 択, 囲), or forms from both
+        # Chinese sets (動 is not simplified, 数 is not traditional)
+        ("設定変更", "ja"),
+        ("選択範囲", "ja"),
+        ("浮動小数点例外", "ja"),
+        # short Chinese, simplified and traditional
+        ("用户信息查找程序", "zh"),
+        ("开始时间", "zh"),
+        ("無法開啟檔案", "zh"),
+        ("檔案不存在", "zh"),
+        # code-switched: acronyms and placeholders inside the text
+        ("Transferencias SCT Inst según GDPR", "es"),
+        ("送金規則 GDPR 対応", "ja"),
+        ("使い方: [OPTION]... FILE", "ja"),
+        ("用法： [選項]... [檔案]", "zh"),
+        ("Bibliothek für GDPR-Konformität", "de"),
+    ],
+)
+def test_short_cjk_and_code_switched(settings, text, lang):
+    assert language.detect_block(text, settings)[0] == lang
+
+
+def test_han_vote_reads_shared_forms_as_chinese():
+    assert language.han_script_vote("使用禁止") == "zh"  # every form is common to both: ambiguous
+    assert language.han_script_vote("读取配置文件") == "zh"  # simplified-only forms
+    assert language.han_script_vote("書き込み込込") == "ja"  # 込 exists only in Japanese
+
+
+@pytest.mark.parametrize("text, lang", [("Le fichier est introuvable", "fr"), ("Il file non è stato trovato", "it")])
+def test_short_unconfigured_language_is_kept(settings, text, lang):
+    # the configured-language fallback only takes a runner-up with a tenth of the top score
+    assert language.detect_block(text, settings)[0] == lang
+
+
 def test_document_language_and_confidence(settings):
     doc = document([[f"{BODY['de']} [{chr(65 + n)}{chr(65 + i)}]" for i in range(3)] for n in range(4)])
     cleaned = language.clean_and_detect(doc, settings)
