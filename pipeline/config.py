@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 DEFAULTS_FILE = Path(__file__).with_name("defaults.yaml")
 ENV_PREFIX = "ROSETTA__"
@@ -55,6 +55,18 @@ class ExtractionConfig(_Section):
     min_text_layer_chars: int
     ocr_dpi: int
     max_pages: int
+    # The line recogniser for horizontal text and vertical Chinese (vertical Japanese is
+    # always Tesseract jpn_vert): the PP-OCR model in the rapidocr wheel, or PaddleOCR
+    # (>= 3.5, onnxruntime engine) on a local model folder (inference.onnx + inference.yml).
+    ocr_engine: Literal["rapidocr", "paddleocr"] = "rapidocr"
+    paddleocr_model_dir: str | None = None
+
+    @model_validator(mode="after")
+    def _paddleocr_needs_a_folder(self) -> "ExtractionConfig":
+        if self.ocr_engine == "paddleocr" and not self.paddleocr_model_dir:
+            raise ValueError("extraction.ocr_engine 'paddleocr' needs extraction.paddleocr_model_dir "
+                             "(a local recognition model folder with inference.onnx and inference.yml)")
+        return self
 
 
 class CleaningConfig(_Section):

@@ -25,7 +25,7 @@ import numpy as np
 from pipeline.batch import read_manifest
 from pipeline.config import Settings
 from pipeline.contracts import Block, DocRef, DocumentError, ExtractedDocument, Page, StageResult
-from pipeline.ocr import ocr_page
+from pipeline.ocr import ocr_page, recogniser
 from pipeline.workspace import Workspace
 
 STAGE = "extract"
@@ -260,7 +260,8 @@ def _render_gray(page, settings: Settings) -> tuple[np.ndarray, float]:
 
 def _ocr_blocks(gray: np.ndarray, scale: float, offset: tuple[float, float], settings: Settings):
     vertical_models = {lang: e.tesseract_vertical for lang, e in settings.languages.items() if e.tesseract_vertical}
-    result = ocr_page(gray, vertical_models)
+    rec = recogniser(settings.extraction.ocr_engine, settings.extraction.paddleocr_model_dir)
+    result = ocr_page(gray, vertical_models, rec)
     blocks = [
         Block(text=b.text, bbox=(offset[0] + b.bbox[0] / scale, offset[1] + b.bbox[1] / scale,
                                  offset[0] + b.bbox[2] / scale, offset[1] + b.bbox[3] / scale),

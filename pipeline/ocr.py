@@ -31,13 +31,17 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.metadata import version
+from pathlib import Path
 
 import cv2
 import numpy as np
+import yaml
 
+from pipeline.config import project_home
 from pipeline.contracts import Direction
 
 KANA = re.compile(r"[\u3040-\u30ff]")
@@ -247,6 +251,63 @@ def recognise(crops: list[np.ndarray]) -> list[tuple[str, float]]:
     return [(t, float(s)) for t, s in zip(out.txts or (), out.scores)]
 
 
+class OcrEngineError(RuntimeError):
+    """The configured OCR engine cannot be loaded (package or model folder missing)."""
+
+
+@dataclass(frozen=True)
+class Recogniser:
+    """A line recogniser: its lineage name and a function from crops to (text, confidence)."""
+
+    name: str
+    read: Callable[[list[np.ndarray]], list[tuple[str, float]]]
+
+
+@lru_cache(maxsize=2)
+def _paddleocr(model_dir: str) -> Recogniser:
+    """PaddleOCR's TextRecognition on a local model folder, run by onnxruntime, offline.
+
+    The folder is a PaddleOCR recognition model export: ``inference.onnx`` and the
+    ``inference.yml`` that names the model (``Global.model_name``) and holds its
+    character dictionary. PADDLE_PDX_DISABLE_MODEL_SOURCE_CHECK stops PaddleX from
+    contacting model hosters at import; with a local ``model_dir`` nothing is downloaded.
+    """
+    folder = Path(model_dir)
+    if not folder.is_absolute():
+        folder = project_home() / folder
+    missing = [n for n in ("inference.onnx", "inference.yml") if not (folder / n).is_file()]
+    if missing:
+        raise OcrEngineError(f"extraction.paddleocr_model_dir {folder}: {', '.join(missing)} not found "
+                             f"(a PaddleOCR recognition model folder is needed)")
+    os.environ["PADDLE_PDX_DISABLE_MODEL_SOURCE_CHECK"] = "True"
+    try:
+        from paddleocr import TextRecognition
+    except ImportError as exc:
+        raise OcrEngineError("extraction.ocr_engine is 'paddleocr' but the paddleocr package is not installed "
+                             "(pip install 'paddleocr>=3.5' onnxruntime; or set extraction.ocr_engine: rapidocr)"
+                             ) from exc
+    with open(folder / "inference.yml", encoding="utf-8") as handle:
+        model_name = yaml.safe_load(handle)["Global"]["model_name"]
+    model = TextRecognition(model_name=model_name, model_dir=str(folder), device="cpu", engine="onnxruntime")
+
+    def read(crops: list[np.ndarray]) -> list[tuple[str, float]]:
+        if not crops:
+            return []
+        results = model.predict(input=crops, batch_size=len(crops))
+        return [(str(r["rec_text"]), float(r["rec_score"])) for r in results]
+
+    return Recogniser(name=f"paddleocr-{version('paddleocr')}:{model_name}(onnxruntime)", read=read)
+
+
+def recogniser(engine: str = "rapidocr", paddleocr_model_dir: str | None = None) -> Recogniser:
+    """The line recogniser ``extraction.ocr_engine`` names (loaded once per process)."""
+    if engine == "paddleocr":
+        if not paddleocr_model_dir:
+            raise OcrEngineError("extraction.ocr_engine 'paddleocr' needs extraction.paddleocr_model_dir")
+        return _paddleocr(paddleocr_model_dir)
+    return Recogniser(name=rapidocr_engine_name(), read=recognise)
+
+
 @lru_cache(maxsize=1)
 def tesseract_version() -> str:
     out = subprocess.run(["tesseract", "--version"], capture_output=True, text=True, check=True)
@@ -346,8 +407,13 @@ def _blocks(lines: list[Line], texts: list[str], engine: str, rotation: int,
     return blocks
 
 
-def ocr_page(gray: np.ndarray, vertical_models: dict[str, str]) -> PageOcr:
-    """OCR one page (8-bit grayscale) with the engine measured best for its script and direction."""
+def ocr_page(gray: np.ndarray, vertical_models: dict[str, str], rec: Recogniser | None = None) -> PageOcr:
+    """OCR one page (8-bit grayscale) with the engine measured best for its script and direction.
+
+    ``rec`` reads the line crops (horizontal text, vertical Chinese, the orientation
+    sample); by default the PP-OCR recogniser from the rapidocr wheel.
+    """
+    rec = rec or recogniser()
     shape = gray.shape[:2]
     direction = detect_direction(gray)
     page = deskew(gray, direction)
@@ -355,8 +421,8 @@ def ocr_page(gray: np.ndarray, vertical_models: dict[str, str]) -> PageOcr:
     if not lines:
         return PageOcr(blocks=[], direction=direction, rotation=0)
     sample = _sample_crops(page, lines, direction)
-    upright = recognise(sample)
-    flipped = recognise([np.ascontiguousarray(np.rot90(c, 2)) for c in sample])
+    upright = rec.read(sample)
+    flipped = rec.read([np.ascontiguousarray(np.rot90(c, 2)) for c in sample])
     rotation = 0
     if _mean_score(flipped) > _mean_score(upright) + 0.05:
         rotation, upright = 180, flipped
@@ -387,7 +453,7 @@ def ocr_page(gray: np.ndarray, vertical_models: dict[str, str]) -> PageOcr:
                 lines = [l if l.frame != frame or l is members[0] else
                          Line(box=l.box, frame=l.frame, starts_paragraph=False) for l in lines]
     else:
-        engine = rapidocr_engine_name()
-        texts = [t for t, _ in recognise([_crop(page, l.box, direction) for l in lines])]
+        engine = rec.name
+        texts = [t for t, _ in rec.read([_crop(page, l.box, direction) for l in lines])]
     blocks = _blocks(lines, texts, engine, rotation, shape)
     return PageOcr(blocks=blocks, direction=direction, rotation=rotation, engines=[engine])

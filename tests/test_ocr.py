@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from pathlib import Path
 
 import numpy as np
 import pypdfium2 as pdfium
 import pytest
+import scan_pages
 
 from pipeline import ocr
+from pipeline.config import ExtractionConfig
+from pipeline.ocr import OcrEngineError
 
 KINDS = Path(__file__).parent / "fixtures" / "kinds"
 
@@ -53,3 +58,33 @@ def test_unrotate_box_inverts_rotate90(degrees):
 def test_looks_japanese():
     assert ocr.looks_japanese("パッケージを作成します")
     assert not ocr.looks_japanese("软件包系统是重要原因之一")
+
+
+# --- the optional PaddleOCR engine ------------------------------------------------------
+PADDLEOCR_INSTALLED = importlib.util.find_spec("paddleocr") is not None
+
+
+def test_paddleocr_engine_needs_a_model_folder(tmp_path):
+    with pytest.raises(OcrEngineError, match="inference.onnx, inference.yml not found"):
+        ocr.recogniser("paddleocr", str(tmp_path))
+    with pytest.raises(ValueError, match="paddleocr_model_dir"):
+        ExtractionConfig(min_text_layer_chars=25, ocr_dpi=300, max_pages=10, ocr_engine="paddleocr")
+
+
+@pytest.mark.skipif(PADDLEOCR_INSTALLED, reason="paddleocr is installed: the engine loads instead")
+def test_paddleocr_selected_but_absent_is_a_clear_error(tmp_path):
+    (tmp_path / "inference.onnx").write_bytes(b"")
+    (tmp_path / "inference.yml").write_text("Global: {model_name: PP-OCRv5_server_rec}\n")
+    with pytest.raises(OcrEngineError, match="paddleocr package is not installed"):
+        ocr.recogniser("paddleocr", str(tmp_path))
+
+
+@pytest.mark.skipif(not (PADDLEOCR_INSTALLED and os.environ.get("ROSETTA_PADDLEOCR_MODEL_DIR")),
+                    reason="needs paddleocr and ROSETTA_PADDLEOCR_MODEL_DIR (a local recognition model folder)")
+def test_paddleocr_engine_reads_the_lines_rapidocr_reads():
+    rec = ocr.recogniser("paddleocr", os.environ["ROSETTA_PADDLEOCR_MODEL_DIR"])
+    assert rec.name.startswith("paddleocr-")
+    page = gray("de-horizontal")
+    crops = [ocr._crop(page, line.box, "horizontal") for line in ocr.layout(page, "horizontal")]
+    truth = (KINDS / "de-horizontal.txt").read_text(encoding="utf-8")
+    assert scan_pages.cer(truth, "\n".join(t for t, _ in rec.read(crops))) < 1.5
