@@ -9,6 +9,7 @@ document turns into a quarantine record while the rest of the batch goes on.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterable
@@ -212,3 +213,46 @@ def _log_batch_to_mlflow(batch_id: str, summary: dict[str, Any], ws: Workspace, 
         for name in ("summary.json", "qa_report.json"):
             if ws.batch_file(name).exists():
                 mlflow.log_artifact(str(ws.batch_file(name)), artifact_path="batch")
+
+
+def record_rollback(batch_id: str, journal: dict[str, Any], reason: str, settings: Settings) -> None:
+    """After a promoted batch was rolled back: its documents are live again in their
+    previous version (if they had one) or marked failed, so the next refresh retries them."""
+    ws = Workspace(settings, batch_id)
+    registry = Registry(settings.registry_path)
+    backup_path = ws.batch_file("replaced_chunks.json")
+    previous: dict[str, dict[str, Any]] = {}
+    previous_chunks: Counter[str] = Counter()
+    for obj in (ws.read_json(backup_path) if backup_path.exists() else []):
+        previous[obj["properties"]["doc_id"]] = obj["properties"]
+        previous_chunks[obj["properties"]["doc_id"]] += 1
+    for doc in read_manifest(settings, batch_id).documents:
+        row = registry.get(doc.doc_id)
+        if row is None or row.last_batch != batch_id:
+            continue  # a later batch owns this document now
+        if doc.doc_id in previous:
+            old = previous[doc.doc_id]
+            registry.record_document(doc.doc_id, doc.source_path, status="loaded", sha256=old["source_sha256"],
+                                     last_batch=old["batch_id"], chunks=previous_chunks[doc.doc_id],
+                                     quarantine_reason=None,
+                                     quarantine_detail=f"batch {batch_id} rolled back ({reason})")
+        else:
+            registry.record_document(doc.doc_id, doc.source_path, status="failed", sha256=None, chunks=0,
+                                     quarantine_reason="rolled_back", quarantine_detail=reason)
+    batch = registry.batch(batch_id)
+    summary = {**(batch.summary if batch else {}), "rollback": journal, "rollback_reason": reason}
+    registry.finish_batch(batch_id, "rolled_back", summary)
+
+
+# The per-document stages in pipeline order (module names under pipeline/).
+DOCUMENT_STAGES = ("extraction", "language", "structure", "chunking", "embedding", "loading")
+
+
+def process_document(ref: DocRef, settings: Settings) -> StageResult:
+    """All per-document stages for one document, in order, as the DAG runs them."""
+    import importlib
+
+    previous: StageResult | DocRef = ref
+    for name in DOCUMENT_STAGES:
+        previous = run_stage(importlib.import_module(f"pipeline.{name}"), previous, settings)
+    return previous  # type: ignore[return-value]

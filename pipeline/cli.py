@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pipeline import cli_anchors
 from pipeline.config import get_settings
 
 STAGE_MODULES = {
@@ -242,6 +243,40 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 # Questions whose answers are in the English guide (sections 2.1 and 1.1).
+def cmd_qa_sample(args: argparse.Namespace) -> int:
+    """The batch's QA sample, for a person to read."""
+    from pipeline.workspace import Workspace
+
+    ws = Workspace(get_settings(), args.batch_id)
+    path = ws.batch_file("qa_report.json")
+    if not path.exists():
+        print(f"batch {args.batch_id} has no QA report (not loaded yet?)", file=sys.stderr)
+        return 1
+    report = ws.read_json(path)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=1))
+        return 0
+    print(ws.batch_file("qa_report.txt").read_text(encoding="utf-8"))
+    for item in report["sample"]:
+        print(f"--- {item['chunk_id']} [{item['lang']}] {'passed' if item['passed'] else 'FAILED'} checks")
+        print("    " + "\n    ".join(item["text"].splitlines()))
+    print(f"\nreject chunks with: rosetta qa reject {args.batch_id} CHUNK_ID... --reason \"...\"")
+    return 0
+
+
+def cmd_qa_reject(args: argparse.Namespace) -> int:
+    from pipeline.qa import review
+
+    outcome = review(args.batch_id, args.chunk_ids, args.reason, get_settings())
+    print(f"recorded {len(outcome['rejected'])} rejection(s); failure rate {outcome['failure_rate']:.1%} "
+          f"(threshold {outcome['threshold']:.0%})")
+    if outcome["rolled_back"]:
+        r = outcome["rollback"]
+        print(f"batch {args.batch_id} rolled back: {r.get('removed', 0)} chunk(s) removed, "
+              f"{r.get('restored', 0)} replaced chunk(s) restored")
+    return 0
+
+
 DEMO_QUERIES = [
     ("ja", "Debian パッケージ作成の典型的な作業の流れ"),
     ("de", "Wer ist der ursprüngliche Autor eines Programms?"),
@@ -298,6 +333,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_chunk)
+
+    p = sub.add_parser("qa", help="human review of a batch's QA sample")
+    qa_sub = p.add_subparsers(dest="qa_command", required=True)
+    q = qa_sub.add_parser("sample", help="show the sampled chunks of a batch")
+    q.add_argument("batch_id")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(func=cmd_qa_sample)
+    q = qa_sub.add_parser("reject", help="reject sampled chunks; past the threshold the batch is rolled back")
+    q.add_argument("batch_id")
+    q.add_argument("chunk_ids", nargs="+", metavar="CHUNK_ID")
+    q.add_argument("--reason", required=True)
+    q.set_defaults(func=cmd_qa_reject)
+
+    cli_anchors.register(sub)
 
     p = sub.add_parser("stage", help="run one stage of a batch (container entrypoint)")
     p.add_argument("name", choices=list(STAGE_MODULES))

@@ -54,7 +54,7 @@ class SourceDocument(BaseModel):
 
 class BatchManifest(BaseModel):
     batch_id: str
-    kind: Literal["corpus_refresh", "reprocess"]
+    kind: Literal["corpus_refresh", "reprocess", "realign"]
     documents: list[SourceDocument]
     skipped: list[SourceDocument] = Field(default_factory=list)
 

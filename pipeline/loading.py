@@ -43,6 +43,7 @@ def build_objects(cleaned: CleanedDocument, chunked: ChunkedDocument, embedded: 
             "source_path": cleaned.source_path, "page_start": chunk.page_start, "page_end": chunk.page_end,
             "char_start": chunk.start, "char_end": chunk.end, "structure_type": chunk.structure_type,
             "clause_number": chunk.clause_number or "", "clause_id": chunk.clause_id or "",
+            "clause_numbers": chunk.clause_numbers,
             "heading_path": chunk.heading_path, "prev_clause_id": chunk.prev_clause_id or "",
             "next_clause_id": chunk.next_clause_id or "", "semantic_density": chunk.semantic_density,
             "regulation_ids": reg_ids,
@@ -145,3 +146,36 @@ def discard(batch_id: str, settings: Settings) -> dict[str, Any]:
     log.warning("batch %s rolled back: staging collection %s dropped, live collection untouched", batch_id, name)
     return journal
 
+
+def rollback_promoted(batch_id: str, settings: Settings) -> dict[str, Any]:
+    """Undo a promoted batch: its chunks leave the live collection and the chunks it
+    replaced come back (same uuids, properties and vectors, from replaced_chunks.json).
+
+    Chunks of this batch that a later batch has already replaced are not resurrected:
+    only objects still stamped with this batch_id are removed, and a replaced chunk is
+    restored only if its document has no newer chunks than this batch's. Idempotent.
+    """
+    ws = Workspace(settings, batch_id)
+    journal = _journal(ws)
+    if journal.get("state") == "rolled_back":
+        return journal
+    if journal.get("state") != "promoted":
+        return discard(batch_id, settings)
+    backup = ws.read_json(ws.batch_file("replaced_chunks.json"))
+    with store.connect(settings) as client:
+        live = store.live_collection(client, settings)
+        current = [u for u, _, _ in store.iterate_objects(live, include_vector=False, filters=store.batch_filter(batch_id))]
+        backup_docs = sorted({o["properties"]["doc_id"] for o in backup})
+        superseded = {p["doc_id"] for _, p, _ in store.iterate_objects(live, backup_docs, include_vector=False)
+                      if p["batch_id"] != batch_id}  # a later batch owns these documents now
+        restore = [(o["uuid"], o["properties"], o["vector"]) for o in backup
+                   if o["properties"]["doc_id"] not in superseded]
+        ws.write_json(ws.batch_file("promotion.json"), {**journal, "state": "rolling_back"})
+        store.insert_objects(live, restore, settings)
+        store.delete_uuids(live, current)
+    journal = {**journal, "state": "rolled_back", "after_promotion": True, "removed": len(current),
+               "restored": len(restore)}
+    ws.write_json(ws.batch_file("promotion.json"), journal)
+    log.warning("promoted batch %s rolled back: %d chunk(s) removed, %d replaced chunk(s) restored",
+                batch_id, len(current), len(restore))
+    return journal

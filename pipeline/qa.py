@@ -152,3 +152,40 @@ def write_report(ws: Workspace, report: dict[str, Any]) -> dict[str, Any]:
         lines.append(f"  {verdict} {item['chunk_id']} [{item['lang']}]" + (f" failed: {'; '.join(failed)}" if failed else ""))
     ws.batch_file("qa_report.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return report
+
+
+def review(batch_id: str, chunk_ids: list[str], reason: str, settings: Settings) -> dict[str, Any]:
+    """Record a person's rejection of sampled chunks; past the threshold, roll the batch back.
+
+    The failure rate counts the sampled chunks that failed an automatic check or were
+    rejected by a reviewer. Verdicts accumulate in ``qa_review.json``.
+    """
+    from datetime import datetime, timezone
+
+    from pipeline.batch import record_rollback
+    from pipeline.loading import rollback_promoted
+
+    ws = Workspace(settings, batch_id)
+    report = ws.read_json(ws.batch_file("qa_report.json"))
+    sampled = {item["chunk_id"]: item for item in report["sample"]}
+    unknown = [c for c in chunk_ids if c not in sampled]
+    if unknown:
+        raise ValueError(f"not in batch {batch_id}'s QA sample: {', '.join(unknown)} "
+                         f"(see `rosetta qa sample {batch_id}`)")
+    review_path = ws.batch_file("qa_review.json")
+    verdicts = ws.read_json(review_path) if review_path.exists() else {}
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    for chunk_id in chunk_ids:
+        verdicts[chunk_id] = {"verdict": "rejected", "reason": reason, "at": now}
+    ws.write_json(review_path, verdicts)
+    failing = {c for c, item in sampled.items() if not item["passed"]} | set(verdicts)
+    rate = len(failing) / len(sampled) if sampled else 0.0
+    outcome: dict[str, Any] = {"batch_id": batch_id, "rejected": sorted(verdicts), "failure_rate": round(rate, 4),
+                               "threshold": settings.qa.max_failure_rate, "rolled_back": False}
+    if rate > settings.qa.max_failure_rate:
+        journal = rollback_promoted(batch_id, settings)
+        record_rollback(batch_id, journal, f"rejected in QA review: {reason}", settings)
+        outcome.update(rolled_back=True, rollback=journal)
+    report["review"] = outcome
+    write_report(ws, report)
+    return outcome

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import socket
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -15,7 +16,9 @@ from urllib.parse import urlparse
 
 import weaviate
 from weaviate.classes.config import Configure, DataType, Property
+from weaviate.classes.data import DataObject
 from weaviate.classes.query import Filter, MetadataQuery
+from weaviate.exceptions import WeaviateBaseError
 from weaviate.util import generate_uuid5
 
 from pipeline.config import Settings
@@ -38,6 +41,7 @@ PROPERTIES: list[tuple[str, DataType]] = [
     ("structure_type", DataType.TEXT),
     ("clause_number", DataType.TEXT),
     ("clause_id", DataType.TEXT),
+    ("clause_numbers", DataType.TEXT_ARRAY),  # every clause holding the chunk, outermost first
     ("heading_path", DataType.TEXT_ARRAY),
     ("prev_clause_id", DataType.TEXT),
     ("next_clause_id", DataType.TEXT),
@@ -57,6 +61,10 @@ PROPERTIES: list[tuple[str, DataType]] = [
 LINEAGE_FIELDS = ["doc_id", "source_sha256", "pipeline_version", "extraction_method", "extraction_engines",
                   "embedder", "alignment_version", "anchor_set_version", "batch_id"]
 PROPERTY_NAMES = [name for name, _ in PROPERTIES]
+
+
+class WeaviateUnavailable(RuntimeError):
+    """The configured Weaviate cannot be reached; the task fails and Airflow retries it."""
 
 
 def chunk_uuid(properties: dict[str, Any]) -> str:
@@ -105,11 +113,15 @@ def connect(settings: Settings) -> Iterator[weaviate.WeaviateClient]:
     if cfg.url:
         url = urlparse(cfg.url)
         auth = weaviate.auth.AuthApiKey(cfg.api_key) if cfg.api_key else None
-        client = weaviate.connect_to_custom(
-            http_host=url.hostname, http_port=url.port or (443 if url.scheme == "https" else 80),
-            http_secure=url.scheme == "https", grpc_host=url.hostname, grpc_port=cfg.grpc_port,
-            grpc_secure=url.scheme == "https", auth_credentials=auth,
-        )
+        try:
+            client = weaviate.connect_to_custom(
+                http_host=url.hostname, http_port=url.port or (443 if url.scheme == "https" else 80),
+                http_secure=url.scheme == "https", grpc_host=url.hostname, grpc_port=cfg.grpc_port,
+                grpc_secure=url.scheme == "https", auth_credentials=auth,
+            )
+        except WeaviateBaseError as exc:
+            raise WeaviateUnavailable(f"Weaviate at {cfg.url} (gRPC port {cfg.grpc_port}) is unreachable: "
+                                      f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}") from exc
     elif _listening("127.0.0.1", cfg.http_port) and _listening("127.0.0.1", cfg.grpc_port):
         client = weaviate.connect_to_local(port=cfg.http_port, grpc_port=cfg.grpc_port)
     else:
@@ -163,37 +175,47 @@ def live_collection(client: weaviate.WeaviateClient, settings: Settings):
 
 
 def insert_objects(collection, objects: list[tuple[str, dict[str, Any], list[float]]], settings: Settings) -> None:
-    """Batch insert with every per-object error checked (the client does not raise them).
+    """Write objects in synchronous batches, every per-object error checked.
 
-    Failed objects are retried up to weaviate.max_retries times; what is left fails the
-    task with the objects and reasons. UUIDs are deterministic, so a retry overwrites.
+    Per-object errors (the client returns them, it does not raise) are retried up to
+    weaviate.max_retries times; what is left fails the task with the objects and the
+    reasons. A lost server raises at once (the client's background batcher would instead
+    retry with backoff and block), so Airflow retries the task; uuids are deterministic,
+    so a retry overwrites what the failed attempt wrote and nothing is doubled.
     """
+    size = settings.weaviate.batch_size
     pending = objects
+    reasons: list[str] = []
+
+    def send(part: list[tuple[str, dict[str, Any], list[float]]]) -> list[tuple[tuple[str, dict, list[float]], str]]:
+        result = collection.data.insert_many(
+            [DataObject(properties=p, uuid=u, vector=v) for u, p, v in part])
+        return [(part[index], error.message) for index, error in result.errors.items()]
+
     for attempt in range(1, settings.weaviate.max_retries + 1):
-        with collection.batch.fixed_size(batch_size=settings.weaviate.batch_size, concurrent_requests=2) as batch:
-            for uuid, properties, vector in pending:
-                batch.add_object(properties=properties, vector=vector, uuid=uuid)
-        failed = collection.batch.failed_objects
+        parts = [pending[i:i + size] for i in range(0, len(pending), size)]
+        with ThreadPoolExecutor(max_workers=2) as pool:  # two requests in flight, like the client's batcher
+            failed = [f for part_failures in pool.map(send, parts) for f in part_failures]
         if not failed:
             return
-        failed_ids = {str(f.object_.uuid) for f in failed}
-        reasons = sorted({f.message for f in failed})
-        log.warning("attempt %d: %d object(s) failed (%s); retrying", attempt, len(failed_ids), "; ".join(reasons[:3]))
-        pending = [o for o in pending if o[0] in failed_ids]
+        reasons = sorted({message for _, message in failed})
+        log.warning("attempt %d: %d object(s) failed (%s); retrying", attempt, len(failed), "; ".join(reasons[:3]))
+        pending = [obj for obj, _ in failed]
     raise RuntimeError(f"{len(pending)} object(s) could not be written to {collection.name}: "
                        f"{'; '.join(reasons[:5])}; first ids: {[o[0] for o in pending[:5]]}")
 
 
 def iterate_objects(collection, doc_ids: list[str] | None = None, include_vector: bool = True,
-                    page_size: int = 500) -> Iterator[tuple[str, dict[str, Any], list[float] | None]]:
-    """All objects (or those of some documents) with their vectors.
+                    page_size: int = 500, filters=None) -> Iterator[tuple[str, dict[str, Any], list[float] | None]]:
+    """All objects (or those of some documents, or matching ``filters``) with their vectors.
 
     Unfiltered reads page by uuid cursor; filtered reads page by offset (Weaviate's
     cursor does not combine with filters).
     """
-    if doc_ids is not None and not doc_ids:
-        return
-    filters = Filter.by_property("doc_id").contains_any(doc_ids) if doc_ids else None
+    if doc_ids is not None:
+        if not doc_ids:
+            return
+        filters = Filter.by_property("doc_id").contains_any(doc_ids)
     after, offset = None, 0
     while True:
         if filters is None:
@@ -207,6 +229,10 @@ def iterate_objects(collection, doc_ids: list[str] | None = None, include_vector
         if len(page.objects) < page_size:
             return
         after, offset = page.objects[-1].uuid, offset + page_size
+
+
+def batch_filter(batch_id: str):
+    return Filter.by_property("batch_id").equal(batch_id)
 
 
 def delete_uuids(collection, uuids: list[str]) -> None:

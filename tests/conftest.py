@@ -92,3 +92,26 @@ def source_dir(settings) -> Path:
         shutil.rmtree(path)
     path.mkdir(parents=True)
     return path
+
+
+def text_pdf(text: str, path: Path, lines_per_page: int = 55) -> Path:
+    """A born-digital PDF (real text layer, embedded TrueType font) of ``text``, one line
+    per text line, wrapped at 95 characters: for documents only available as text."""
+    import textwrap
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    matplotlib.rcParams["pdf.fonttype"] = 42  # TrueType: a text layer PDF readers can extract
+    from matplotlib import pyplot as plt
+    from matplotlib.backends.backend_pdf import PdfPages
+
+    lines = [w for line in text.splitlines() for w in (textwrap.wrap(line, 95) or [""])]
+    with PdfPages(path) as pdf:
+        for start in range(0, len(lines), lines_per_page):
+            figure = plt.figure(figsize=(8.27, 11.69))
+            for row, line in enumerate(lines[start:start + lines_per_page]):
+                figure.text(0.08, 0.95 - row * 0.0165, line, fontsize=9, family="DejaVu Sans")
+            pdf.savefig(figure)
+            plt.close(figure)
+    return path

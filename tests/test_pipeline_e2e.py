@@ -9,6 +9,7 @@ the cross-lingual check its ground truth.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -23,8 +24,12 @@ from pipeline import store
 from pipeline.registry import Registry
 from pipeline.workspace import doc_id_for
 
+from conftest import text_pdf
+
 FIXTURES = Path(__file__).parent / "fixtures"
+GOLDEN = Path(__file__).parent / "golden"
 LANGS = ["en", "de", "ja"]
+REGULATION_DOC = "regs/es-lopdgdd.pdf"  # real LOPDGDD articles citing Reglamento (UE) 2016/679
 BAD_INPUTS = {"corrupt.pdf": "corrupt_pdf", "empty.pdf": "empty_file", "not-a-pdf.docx": "unsupported_format"}
 
 
@@ -44,6 +49,8 @@ def first_run(settings, weaviate_server, sample_corpus):
     for lang in LANGS:
         (source / lang).mkdir(parents=True)
         shutil.copy(sample_corpus / lang / "maint-guide.pdf", source / lang / "maint-guide.pdf")
+    (source / "regs").mkdir()
+    text_pdf((GOLDEN / "es-lopdgdd.txt").read_text(encoding="utf-8"), source / REGULATION_DOC)
     (source / "inbox").mkdir()
     for name in BAD_INPUTS:
         shutil.copy(FIXTURES / name, source / "inbox" / name)
@@ -59,7 +66,7 @@ def test_dag_run_succeeds_and_batch_is_promoted(first_run, settings):
     assert first_run["state"] == "success"
     batch = Registry(settings.registry_path).batch(first_run["run_id"])
     assert batch.status == "promoted"
-    assert batch.summary["loaded"] == len(LANGS)
+    assert batch.summary["loaded"] == len(LANGS) + 1
     assert batch.summary["quarantined"] == len(BAD_INPUTS)
     assert batch.summary["qa_passed"] is True
 
@@ -107,6 +114,23 @@ def test_structure_fields_are_stored_and_filterable(first_run, settings, weaviat
     assert all(h.properties["structure_type"] == "CLAUSE" and h.properties["heading_path"] for h in hits)
 
 
+def test_regulation_and_clause_filters(first_run, settings, weaviate_server):
+    from weaviate.classes.query import Filter
+
+    collection = weaviate_server.collections.get(settings.weaviate.collection)
+    regulation_doc = doc_id(settings, REGULATION_DOC)
+    gdpr = collection.query.fetch_objects(filters=Filter.by_property("regulation_ids").contains_any(["GDPR"]),
+                                          limit=100).objects
+    assert gdpr and {o.properties["doc_id"] for o in gdpr} == {regulation_doc}
+    assert all("2016/679" in o.properties["text"] for o in gdpr)
+    assert all(json.loads(o.properties["regulation_facts"])["GDPR"]["jurisdiction"] == "EU/EEA" for o in gdpr)
+    article = collection.query.fetch_objects(
+        filters=Filter.by_property("clause_number").equal("Artículo 1")
+        & Filter.by_property("doc_id").equal(regulation_doc), limit=10).objects
+    assert article and "Artículo 1. Objeto de la ley." in article[0].properties["text"]
+    assert article[0].properties["lang"] == "es"
+
+
 def test_cross_lingual_query_finds_the_same_section_in_english(first_run, settings, weaviate_server):
     """German and Japanese section openings, asked against English chunks only, should
     find the English chunk of the same numbered section."""
@@ -134,7 +158,7 @@ def test_batch_is_recorded_in_mlflow(first_run, settings):
     experiment = client.get_experiment_by_name(settings.mlflow.experiment)
     runs = client.search_runs([experiment.experiment_id], f"tags.`rosetta.batch_id` = '{first_run['run_id']}'")
     assert len(runs) == 1
-    assert runs[0].data.metrics["loaded"] == len(LANGS)
+    assert runs[0].data.metrics["loaded"] == len(LANGS) + 1
     assert runs[0].data.params["alignment_version.de"] == "identity"
 
 
@@ -146,7 +170,7 @@ def test_second_refresh_skips_unchanged_documents(first_run, settings, weaviate_
     assert state == "success"
     batch = Registry(settings.registry_path).batch(run_id)
     assert batch.summary["processed"] == 0
-    assert batch.summary["skipped_unchanged"] == len(LANGS) + len(BAD_INPUTS)
+    assert batch.summary["skipped_unchanged"] == len(LANGS) + 1 + len(BAD_INPUTS)
     assert batch.status == "nothing_to_do"
     assert live_objects(weaviate_server, settings).keys() == before.keys()
 

@@ -1,0 +1,296 @@
+"""The loading and QA promise, proven against the real Weaviate server: a bad batch never
+reaches the live collection, and no retry or crash duplicates or loses a chunk.
+
+Batches are built with the real stage functions on real documents; bad chunks are
+injected into the batch workspace between enrichment and loading. Each test works on
+its own live collection, compared before/after by uuid, properties and vector.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+import uuid as uuidlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline import batch as batch_mod
+from pipeline import loading, qa, store
+from pipeline.contracts import DocRef
+from pipeline.registry import Registry
+from pipeline.workspace import Workspace
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def live(settings, weaviate_server, monkeypatch):
+    """A fresh live collection name for this test (staging names derive from it)."""
+    name = f"FaultTest{uuidlib.uuid4().hex[:10]}"
+    monkeypatch.setattr(settings.weaviate, "collection", name)
+    yield name
+    for collection in list(weaviate_server.collections.list_all()):
+        if collection.startswith(name):
+            weaviate_server.collections.delete(collection)
+
+
+def stage_batch(settings, batch_id: str, files: dict[str, Path]) -> list[str]:
+    """Run the six per-document stages of a batch for {doc_id: file}; returns the doc ids."""
+    docs = [batch_mod.source_document(path, settings, doc_id=doc_id) for doc_id, path in files.items()]
+    batch_mod.write_manifest(settings, batch_id, "corpus_refresh", docs, [])
+    for doc in docs:
+        result = batch_mod.process_document(DocRef(batch_id=batch_id, doc_id=doc.doc_id), settings)
+        assert result.status == "ok", result
+    return [d.doc_id for d in docs]
+
+
+def snapshot(client, settings) -> dict[str, tuple[dict, list[float]]]:
+    if not client.collections.exists(settings.weaviate.collection):
+        return {}
+    return {u: (p, v) for u, p, v in store.iterate_objects(client.collections.get(settings.weaviate.collection))}
+
+
+def assert_same(before: dict, after: dict) -> None:
+    assert after.keys() == before.keys()
+    for uuid, (props, vector) in before.items():
+        assert after[uuid][0] == props
+        np.testing.assert_allclose(after[uuid][1], vector, rtol=0, atol=1e-6)
+
+
+def load_gate_decide(settings, batch_id: str, doc_ids: list[str]) -> dict:
+    loading.load_batch(batch_id, doc_ids, settings)
+    report = qa.run_gate(batch_id, doc_ids, settings)
+    if report["passed"]:
+        loading.promote(batch_id, doc_ids, settings)
+    else:
+        loading.discard(batch_id, settings)
+    return report
+
+
+def inject_bad_chunks(settings, batch_id: str, doc_id: str) -> int:
+    """Every chunk of the document becomes OCR garbage with a wrong language label."""
+    ws = Workspace(settings, batch_id)
+    path = ws.path("enrich", doc_id)
+    objects = json.loads(path.read_text(encoding="utf-8"))
+    for obj in objects:
+        obj["properties"].update(text="@@ ## %% ~~ ^^ || ¦¦ §§ ¤¤ ©© ®® °° ±±", lang="zh")
+    path.write_text(json.dumps(objects), encoding="utf-8")
+    return len(objects)
+
+
+@pytest.fixture
+def en_pages(tmp_path) -> dict[str, Path]:
+    return {"doc-en": FIXTURES / "en-born-digital.pdf"}
+
+
+def test_failed_batch_is_rolled_back_completely(settings, live, weaviate_server, en_pages, sample_corpus):
+    first = stage_batch(settings, "b1-good", en_pages)
+    assert load_gate_decide(settings, "b1-good", first)["passed"]
+    before = snapshot(weaviate_server, settings)
+    assert before
+
+    # b2 replaces doc-en and adds a German document, then carries bad chunks.
+    second = stage_batch(settings, "b2-bad", {**en_pages, "doc-de": sample_corpus / "de" / "maint-guide.pdf"})
+    inject_bad_chunks(settings, "b2-bad", "doc-de")
+    report = load_gate_decide(settings, "b2-bad", second)
+
+    assert not report["passed"] and report["failures"] > 0
+    assert_same(before, snapshot(weaviate_server, settings))  # doc-en's old chunks are still there
+    assert not weaviate_server.collections.exists(store.staging_name(settings, "b2-bad"))
+    journal = Workspace(settings, "b2-bad").read_json(Workspace(settings, "b2-bad").batch_file("promotion.json"))
+    assert journal["state"] == "rolled_back"
+    assert "FAIL" in Workspace(settings, "b2-bad").batch_file("qa_report.txt").read_text()
+
+
+def test_passing_replacement_leaves_no_old_chunk(settings, live, weaviate_server, en_pages):
+    first = stage_batch(settings, "r1", en_pages)
+    load_gate_decide(settings, "r1", first)
+    old = set(snapshot(weaviate_server, settings))
+    second = stage_batch(settings, "r2", en_pages)
+    assert load_gate_decide(settings, "r2", second)["passed"]
+    after = snapshot(weaviate_server, settings)
+    assert not old & set(after)
+    assert {p["batch_id"] for p, _ in after.values()} == {"r2"}
+    staged = len(Workspace(settings, "r2").read_json(Workspace(settings, "r2").path("enrich", "doc-en")))
+    assert len(after) == staged
+
+
+def test_crash_between_qa_and_promotion_is_recovered_on_retry(settings, live, weaviate_server, en_pages, monkeypatch):
+    first = stage_batch(settings, "c1", en_pages)
+    load_gate_decide(settings, "c1", first)
+    old = set(snapshot(weaviate_server, settings))
+    second = stage_batch(settings, "c2", en_pages)
+    loading.load_batch("c2", second, settings)
+    assert qa.run_gate("c2", second, settings)["passed"]
+
+    real_delete = store.delete_uuids
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("worker killed after writing the new chunks")
+
+    monkeypatch.setattr(store, "delete_uuids", crash)
+    with pytest.raises(RuntimeError, match="worker killed"):
+        loading.promote("c2", second, settings)
+    half = snapshot(weaviate_server, settings)
+    assert old < set(half)  # new chunks written, old ones not yet removed: the crash point
+
+    monkeypatch.setattr(store, "delete_uuids", real_delete)
+    journal = loading.promote("c2", second, settings)  # the retry
+    after = snapshot(weaviate_server, settings)
+    assert journal["state"] == "promoted"
+    assert not old & set(after)
+    assert {p["batch_id"] for p, _ in after.values()} == {"c2"}
+    assert len(after) == journal["added"]
+    assert not weaviate_server.collections.exists(store.staging_name(settings, "c2"))
+
+
+def test_human_rejection_rolls_a_promoted_batch_back(settings, live, weaviate_server, en_pages):
+    first = stage_batch(settings, "h1", en_pages)
+    load_gate_decide(settings, "h1", first)
+    before = snapshot(weaviate_server, settings)
+    second = stage_batch(settings, "h2", en_pages)
+    report = load_gate_decide(settings, "h2", second)
+    assert report["passed"]
+    Registry(settings.registry_path).record_document("doc-en", str(en_pages["doc-en"]), status="loaded",
+                                                     last_batch="h2")
+    outcome = qa.review("h2", [report["sample"][0]["chunk_id"]], "clause text truncated", settings)
+    assert outcome["rolled_back"]
+    assert_same(before, snapshot(weaviate_server, settings))
+    row = Registry(settings.registry_path).get("doc-en")
+    assert row.status == "loaded" and row.last_batch == "h1"
+    with pytest.raises(ValueError, match="not in batch"):
+        qa.review("h2", ["no-such-chunk"], "typo", settings)
+
+
+def test_unreachable_weaviate_fails_clearly(settings, monkeypatch, en_pages):
+    stage_batch(settings, "u1", en_pages)
+    monkeypatch.setattr(settings.weaviate, "url", "http://127.0.0.1:9")
+    with pytest.raises(store.WeaviateUnavailable, match="127.0.0.1:9.*unreachable"):
+        loading.load_batch("u1", ["doc-en"], settings)
+
+
+def test_unreachable_weaviate_is_retried_by_airflow_and_batch_not_done(settings, monkeypatch, source_dir):
+    """Through the DAG: load fails on every try, Airflow retries it, the batch stays undone."""
+    from pipeline.config import get_settings
+    from pipeline.runner import run_dag
+
+    shutil.copy(FIXTURES / "en-born-digital.pdf", source_dir / "unreachable.pdf")
+    monkeypatch.setenv("ROSETTA__WEAVIATE__URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("ROSETTA__AIRFLOW__RETRIES", "1")
+    monkeypatch.setenv("ROSETTA__AIRFLOW__RETRY_DELAY_S", "1")
+    get_settings.cache_clear()
+    try:
+        run_id, state = run_dag("corpus_refresh", {"paths": [str(source_dir)], "force": True}, get_settings())
+    finally:
+        get_settings.cache_clear()
+    assert state == "failed"
+    from airflow.models.dagrun import DagRun
+
+    tries = {ti.task_id: ti.try_number for ti in DagRun.find(dag_id="corpus_refresh", run_id=run_id)[0].get_task_instances()}
+    assert tries["load"] == 2  # the first try and one retry
+    registry = Registry(settings.registry_path)
+    assert registry.batch(run_id).status == "running"  # never marked done
+    assert registry.get(batch_mod.source_document(source_dir / "unreachable.pdf", settings).doc_id).status != "loaded"
+
+
+def _start_server(binary: Path, data: Path, http_port: int, grpc_port: int, ports: list[int]) -> subprocess.Popen:
+    env = {**os.environ, "PERSISTENCE_DATA_PATH": str(data), "AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED": "true",
+           "GRPC_PORT": str(grpc_port), "CLUSTER_HOSTNAME": "fault-node", "CLUSTER_IN_LOCALHOST": "true",
+           "CLUSTER_GOSSIP_BIND_PORT": str(ports[0]), "CLUSTER_DATA_BIND_PORT": str(ports[1]),
+           "RAFT_PORT": str(ports[2]), "RAFT_INTERNAL_RPC_PORT": str(ports[2] + 1), "PROFILING_PORT": str(ports[3]),
+           "RAFT_BOOTSTRAP_EXPECT": "1", "RAFT_JOIN": f"fault-node:{ports[2]}", "LOG_LEVEL": "error",
+           "DISABLE_TELEMETRY": "true", "ENABLE_MODULES": ""}
+    process = subprocess.Popen([str(binary), "--host", "127.0.0.1", "--port", str(http_port), "--scheme", "http"],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import urllib.request
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if urllib.request.urlopen(f"http://127.0.0.1:{http_port}/v1/.well-known/ready", timeout=1).status == 200:
+                return process
+        except OSError:
+            time.sleep(0.3)
+    process.kill()
+    raise RuntimeError("weaviate did not start")
+
+
+def test_server_killed_mid_load_then_retry_writes_every_chunk_once(settings, tmp_path, monkeypatch, en_pages):
+    from conftest import free_port
+
+    doc_ids = stage_batch(settings, "k1", en_pages)
+    # Make the batch big enough to be interrupted: copies of the document under new ids.
+    ws = Workspace(settings, "k1")
+    objects = ws.read_json(ws.path("enrich", "doc-en"))
+    embedded = ws.read_json(ws.path("embed", "doc-en"))
+    for copy in range(1, 30):
+        doc_id = f"doc-en-copy{copy}"
+        copies = [{"uuid": store.chunk_uuid({**o["properties"], "doc_id": doc_id}),
+                   "properties": {**o["properties"], "doc_id": doc_id}} for o in objects]
+        ws.write_json(ws.path("enrich", doc_id), copies)
+        ws.write_json(ws.path("embed", doc_id), embedded)
+        doc_ids.append(doc_id)
+    expected = {o[0] for o in loading.batch_objects(ws, doc_ids)}
+
+    http_port, grpc_port = free_port(), free_port()
+    ports = [free_port(), free_port(), free_port() + 10, free_port()]
+    binary = store.embedded_binary_path(settings)
+    data = tmp_path / "weaviate-data"
+    monkeypatch.setattr(settings.weaviate, "url", f"http://127.0.0.1:{http_port}")
+    monkeypatch.setattr(settings.weaviate, "grpc_port", grpc_port)
+    monkeypatch.setattr(settings.weaviate, "batch_size", 10)
+    monkeypatch.setattr(settings.weaviate, "collection", "KillTest")
+    server = _start_server(binary, data, http_port, grpc_port, ports)
+    try:
+        killed = threading.Event()
+
+        def kill_when_half_loaded():
+            import weaviate
+
+            with weaviate.connect_to_local(port=http_port, grpc_port=grpc_port) as client:
+                name = store.staging_name(settings, "k1")
+                while not killed.is_set():
+                    if client.collections.exists(name):
+                        count = client.collections.get(name).aggregate.over_all(total_count=True).total_count
+                        if count >= 20:
+                            server.kill()
+                            killed.set()
+                            return
+                    time.sleep(0.05)
+
+        watcher = threading.Thread(target=kill_when_half_loaded, daemon=True)
+        watcher.start()
+        with pytest.raises(Exception):
+            loading.load_batch("k1", doc_ids, settings)
+        assert killed.is_set(), "the load finished before the server could be killed"
+        server.wait(timeout=10)
+
+        server = _start_server(binary, data, http_port, grpc_port, ports)
+        loading.load_batch("k1", doc_ids, settings)  # the retry
+        import weaviate
+
+        with weaviate.connect_to_local(port=http_port, grpc_port=grpc_port) as client:
+            staged = [u for u, _, _ in store.iterate_objects(client.collections.get(store.staging_name(settings, "k1")),
+                                                               include_vector=False)]
+        assert len(staged) == len(set(staged)) == len(expected)
+        assert set(staged) == expected
+    finally:
+        server.kill()
+        server.wait(timeout=10)
+
+
+def test_collection_config_read_back_shows_pq_and_replication(settings, live, weaviate_server):
+    store.live_collection(weaviate_server, settings)
+    config = weaviate_server.collections.get(settings.weaviate.collection).config.get()
+    quantizer = config.vector_config["default"].vector_index_config.quantizer
+    assert type(quantizer).__name__ == "_PQConfig"
+    assert quantizer.training_limit == settings.weaviate.pq_min_objects
+    assert config.replication_config.factor == settings.weaviate.replication_factor
+    collection = store.live_collection(weaviate_server, settings)
+    assert collection.consistency_level.value == settings.weaviate.consistency_level
