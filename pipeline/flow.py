@@ -116,31 +116,28 @@ def finish(outcome: dict[str, Any]) -> dict[str, Any]:
     return summary
 
 
-# The per-document stages in order: (task id, in-process task, extra task arguments).
-DOCUMENT_STAGES = [
-    ("extract", extract, {"max_active_tis_per_dagrun": 2}),
-    ("language", language, {}),
-    ("structure", structure, {}),
-    ("chunk", chunk, {}),
-    ("embed", embed, {}),
-    ("enrich", enrich, {}),
-]
+# The per-document stages in order, each with its in-process task.
+DOCUMENT_STAGES = [("extract", extract), ("language", language), ("structure", structure), ("chunk", chunk),
+                   ("embed", embed), ("enrich", enrich)]
 
 
-def _stage_task(name: str, local_task: Any, task_kwargs: dict[str, Any]) -> Any:
-    """The stage's in-process task, or its container operator in the docker/kubernetes mode."""
+def _stage_task(name: str, local_task: Any) -> Any:
+    """The stage's in-process task, or its container operator in the docker/kubernetes mode
+    (with the same task arguments, e.g. extract's max_active_tis_per_dagrun)."""
     settings = get_settings()
     if settings.execution.mode == "local":
         return local_task
     from rosetta_operators import containerized, stage_operator  # plugins/: on sys.path under Airflow
 
-    return stage_operator(name, settings, **task_kwargs) if containerized(name, settings) else local_task
+    if not containerized(name, settings):
+        return local_task
+    return stage_operator(name, settings, **{k: v for k, v in local_task.kwargs.items() if k != "task_id"})
 
 
 def stages(docs) -> Any:
     """Wire the seven stages after a task that returns the batch's document refs."""
     previous = docs
-    for name, local_task, task_kwargs in DOCUMENT_STAGES:
-        mapped = _stage_task(name, local_task, task_kwargs).expand(previous=previous)
+    for name, local_task in DOCUMENT_STAGES:
+        mapped = _stage_task(name, local_task).expand(previous=previous)
         previous = mapped if isinstance(mapped, XComArg) else XComArg(mapped)  # an operator's return value
     return finish(promote_or_rollback(qa_gate(load(previous))))

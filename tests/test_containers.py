@@ -37,7 +37,7 @@ def test_ocr_dependencies_are_only_in_the_extract_image(settings):
         sys.path.pop(0)
     from pipeline.flow import DOCUMENT_STAGES
 
-    assert set(stage_requirements.STAGES) == {name for name, _, _ in DOCUMENT_STAGES}
+    assert set(stage_requirements.STAGES) == {name for name, _ in DOCUMENT_STAGES}
     for path in (ROOT / "docker" / "requirements").glob("*.txt"):
         names = {stage_requirements.canonical(line.split("==")[0]) for line in path.read_text().splitlines()
                  if line and not line.startswith("#")}

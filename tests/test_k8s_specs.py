@@ -38,7 +38,7 @@ def _stages() -> list[str]:
 def test_every_document_stage_has_resources(settings):
     from pipeline.flow import DOCUMENT_STAGES
 
-    assert _stages() == [name for name, _, _ in DOCUMENT_STAGES]
+    assert _stages() == [name for name, _ in DOCUMENT_STAGES]
 
 
 def _schema_version() -> str:
