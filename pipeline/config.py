@@ -113,6 +113,7 @@ class WeaviateConfig(_Section):
     pq_enabled: bool
     pq_min_objects: int
     batch_size: int
+    concurrent_requests: int
     max_retries: int
 
 

@@ -175,7 +175,8 @@ def live_collection(client: weaviate.WeaviateClient, settings: Settings):
 
 
 def insert_objects(collection, objects: list[tuple[str, dict[str, Any], list[float]]], settings: Settings) -> None:
-    """Write objects in synchronous batches, every per-object error checked.
+    """Write objects in synchronous batches (weaviate.concurrent_requests in flight), every
+    per-object error checked.
 
     Per-object errors (the client returns them, it does not raise) are retried up to
     weaviate.max_retries times; what is left fails the task with the objects and the
@@ -194,7 +195,7 @@ def insert_objects(collection, objects: list[tuple[str, dict[str, Any], list[flo
 
     for attempt in range(1, settings.weaviate.max_retries + 1):
         parts = [pending[i:i + size] for i in range(0, len(pending), size)]
-        with ThreadPoolExecutor(max_workers=2) as pool:  # two requests in flight, like the client's batcher
+        with ThreadPoolExecutor(max_workers=settings.weaviate.concurrent_requests) as pool:
             failed = [f for part_failures in pool.map(send, parts) for f in part_failures]
         if not failed:
             return
