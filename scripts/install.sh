@@ -18,6 +18,8 @@ APT_PACKAGES=(
   tesseract-ocr tesseract-ocr-jpn tesseract-ocr-jpn-vert tesseract-ocr-chi-sim tesseract-ocr-chi-sim-vert
   tesseract-ocr-chi-tra tesseract-ocr-chi-tra-vert tesseract-ocr-deu tesseract-ocr-spa
   fonts-noto-cjk poppler-utils
+  # containers (docker mode, image builds) with podman: no Docker engine is needed
+  podman buildah debootstrap runc uidmap slirp4netns fuse-overlayfs netavark aardvark-dns
 )
 
 step "Debian packages"
