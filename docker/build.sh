@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build the stage images (all, or the stages named) with docker, or podman (ENGINE=podman).
+# Build the stage images (all, or the stages named) with docker, or podman (ENGINE=podman);
+# `batch` is the image of the batch steps (load, qa, promote).
 #   docker/build.sh                      every stage, on the official python:3.11-slim-bookworm
 #   ENGINE=podman BASE_IMAGE=localhost/rosetta-base docker/build.sh structure
 # Names: $REGISTRY/$IMAGE_PREFIX<stage>:$TAG, TAG = the pipeline version (git-<commit>, or
@@ -19,7 +20,7 @@ if [ -n "${BUILD_CA_BUNDLE:-}" ]; then
   [ "$ENGINE" = podman ] || { echo "BUILD_CA_BUNDLE needs ENGINE=podman (docker build has no -v)" >&2; exit 2; }
   build_opts+=(-v "$BUILD_CA_BUNDLE:/run/build-ca.crt:ro")
 fi
-STAGES=(extract language structure chunk embed enrich)
+STAGES=(extract language structure chunk embed enrich batch)
 [ $# -gt 0 ] && STAGES=("$@")
 
 # A small build context (mtimes kept, so unchanged files hit the layer cache).

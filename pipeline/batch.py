@@ -256,3 +256,83 @@ def process_document(ref: DocRef, settings: Settings) -> StageResult:
     for name in DOCUMENT_STAGES:
         previous = run_stage(importlib.import_module(f"pipeline.{name}"), previous, settings)
     return previous  # type: ignore[return-value]
+
+
+# --- the batch-level steps: load, QA gate, promotion -----------------------------------
+# Each step's input is the previous step's output: an XCom for the in-process task, rebuilt
+# from the batch workspace by ``rosetta stage load|qa|promote --batch B`` (a container).
+def load_step(batch_id: str, results: list[dict[str, Any]], settings: Settings) -> dict[str, Any]:
+    """Load the documents that came through every stage into the batch's staging collection."""
+    from pipeline.loading import load_batch, loadable_doc_ids
+
+    return {"results": results, **load_batch(batch_id, loadable_doc_ids(results), settings)}
+
+
+def qa_step(batch_id: str, loaded: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """The QA gate on the staged batch; its verdict joins the load's outcome."""
+    from pipeline.qa import run_gate
+
+    report = run_gate(batch_id, loaded["documents"], settings)
+    return {**loaded, "qa_passed": report["passed"], "qa_failure_rate": report["failure_rate"]}
+
+
+def promote_step(batch_id: str, checked: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """Promote a batch that passed the QA gate, drop the staging collection of one that failed."""
+    from pipeline.loading import discard, promote
+
+    if checked["qa_passed"]:
+        outcome = promote(batch_id, checked["documents"], settings)
+    else:
+        outcome = discard(batch_id, settings)
+    return {**checked, "promotion": outcome}
+
+
+def workspace_results(settings: Settings, batch_id: str) -> list[dict[str, Any]]:
+    """What the per-document stages returned, in manifest order, from the workspace: a
+    document's quarantine record, else its enrich output (``<batch>/enrich/<doc_id>.json``)."""
+    from pipeline.loading import STAGE as ENRICH
+
+    ws = Workspace(settings, batch_id)
+    results = []
+    for doc in read_manifest(settings, batch_id).documents:
+        if quarantine_path(ws, doc.doc_id).exists():
+            result = StageResult.model_validate(ws.read_json(quarantine_path(ws, doc.doc_id)))
+        elif ws.path(ENRICH, doc.doc_id).exists():
+            result = StageResult(batch_id=batch_id, doc_id=doc.doc_id, stage=ENRICH,
+                                 output=str(ws.path(ENRICH, doc.doc_id)))
+        else:
+            raise RuntimeError(f"document {doc.doc_id} of batch {batch_id} has neither an {ENRICH} output "
+                               "nor a quarantine record: its per-document stages have not all run")
+        results.append(result.model_dump())
+    return results
+
+
+def workspace_loaded(settings: Settings, batch_id: str) -> dict[str, Any]:
+    """What ``load_step`` returned: the loadable documents and their objects (distinct uuids,
+    the count load_batch checked the staging collection against)."""
+    from pipeline import store
+    from pipeline.loading import STAGE as ENRICH
+    from pipeline.loading import loadable_doc_ids
+
+    ws = Workspace(settings, batch_id)
+    results = workspace_results(settings, batch_id)
+    doc_ids = loadable_doc_ids(results)
+    uuids = {obj["uuid"] for doc_id in doc_ids for obj in ws.read_json(ws.path(ENRICH, doc_id))}
+    return {"results": results, "staging_collection": store.staging_name(settings, batch_id),
+            "objects": len(uuids), "documents": doc_ids}
+
+
+def workspace_checked(settings: Settings, batch_id: str) -> dict[str, Any]:
+    """What ``qa_step`` returned: the load's outcome and the verdict in ``<batch>/qa_report.json``."""
+    ws = Workspace(settings, batch_id)
+    report = ws.read_json(ws.batch_file("qa_report.json"))
+    return {**workspace_loaded(settings, batch_id), "qa_passed": report["passed"],
+            "qa_failure_rate": report["failure_rate"]}
+
+
+# `rosetta stage NAME --batch B` for a batch-level step: (its input from the workspace, the step).
+BATCH_STEPS = {
+    "load": (workspace_results, load_step),
+    "qa": (workspace_loaded, qa_step),
+    "promote": (workspace_checked, promote_step),
+}

@@ -2,8 +2,8 @@
 
 User commands: ingest, reprocess, status, search, demo, and per-stage commands on one
 file (extract, chunk). ``rosetta stage NAME --batch B --doc D`` runs one stage of a
-batch for one document (or ``--all``): the container entrypoint, calling exactly the
-function the DAG calls.
+batch for one document (or all of them), ``rosetta stage load|qa|promote --batch B`` one
+batch step: the container entrypoints, calling exactly the functions the DAG calls.
 """
 
 from __future__ import annotations
@@ -109,13 +109,20 @@ def cmd_chunk(args: argparse.Namespace) -> int:
 
 
 def cmd_stage(args: argparse.Namespace) -> int:
-    """Container entrypoint: one stage, one batch, one document or all of them."""
+    """Container entrypoint: one stage, one batch, one document or all of them; or one batch
+    step, its input rebuilt from the batch workspace."""
     import importlib
 
-    from pipeline.batch import read_manifest, run_stage
+    from pipeline.batch import BATCH_STEPS, read_manifest, run_stage
     from pipeline.contracts import DocRef
 
     settings = get_settings()
+    if args.name in BATCH_STEPS:
+        if args.doc:
+            raise SystemExit(f"rosetta stage {args.name} is a batch step: it takes --batch only")
+        inputs, step = BATCH_STEPS[args.name]
+        print(json.dumps(step(args.batch, inputs(settings, args.batch), settings)))  # last line: the XCom
+        return 0
     module = importlib.import_module(f"pipeline.{STAGE_MODULES[args.name]}")
     doc_ids = [args.doc] if args.doc else [d.doc_id for d in read_manifest(settings, args.batch).documents]
     results = []
@@ -348,8 +355,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_anchors.register(sub)
 
-    p = sub.add_parser("stage", help="run one stage of a batch (container entrypoint)")
-    p.add_argument("name", choices=list(STAGE_MODULES))
+    from pipeline.batch import BATCH_STEPS
+
+    p = sub.add_parser("stage", help="run one stage or batch step of a batch (container entrypoint)")
+    p.add_argument("name", choices=[*STAGE_MODULES, *BATCH_STEPS])
     p.add_argument("--batch", required=True)
     p.add_argument("--doc", help="one document id (default: every document of the batch)")
     p.set_defaults(func=cmd_stage)

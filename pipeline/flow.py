@@ -7,10 +7,11 @@
 Tasks are thin: each calls the stage function in pipeline/ and passes ids and paths on.
 Heavy imports happen inside tasks, so parsing a DAG file stays cheap.
 
-Where a per-document stage runs comes from config (``execution.mode``, ``containers.stages``):
-in-process (``local``), or the stage's image through the operator of the ``docker`` or
-``kubernetes`` mode (plugins/rosetta_operators). The task ids and XComs are the same in
-every mode, so the DAG files never change between deployments.
+Where a per-document stage or a batch step (load, QA gate, promotion) runs comes from config
+(``execution.mode``, ``containers.stages``): in-process (``local``), or its image through the
+operator of the ``docker`` or ``kubernetes`` mode (plugins/rosetta_operators). ``finish``
+(registry and MLflow bookkeeping) runs in the worker in every mode. The task ids and XComs
+are the same in every mode, so the DAG files never change between deployments.
 """
 
 from __future__ import annotations
@@ -79,30 +80,23 @@ def enrich(previous: dict[str, Any]) -> dict[str, Any]:
 
 @task(trigger_rule=TriggerRule.NONE_FAILED)
 def load(results: list[dict[str, Any]] | None) -> dict[str, Any]:
-    from pipeline.loading import load_batch, loadable_doc_ids
+    from pipeline.batch import load_step
 
-    results = list(results or [])
-    return {"results": results, **load_batch(batch_id(), loadable_doc_ids(results), get_settings())}
+    return load_step(batch_id(), list(results or []), get_settings())
 
 
 @task(trigger_rule=TriggerRule.NONE_FAILED)
 def qa_gate(loaded: dict[str, Any]) -> dict[str, Any]:
-    from pipeline.qa import run_gate
+    from pipeline.batch import qa_step
 
-    report = run_gate(batch_id(), loaded["documents"], get_settings())
-    return {**loaded, "qa_passed": report["passed"], "qa_failure_rate": report["failure_rate"]}
+    return qa_step(batch_id(), loaded, get_settings())
 
 
 @task(trigger_rule=TriggerRule.NONE_FAILED)
 def promote_or_rollback(checked: dict[str, Any]) -> dict[str, Any]:
-    from pipeline.loading import discard, promote
+    from pipeline.batch import promote_step
 
-    settings = get_settings()
-    if checked["qa_passed"]:
-        outcome = promote(batch_id(), checked["documents"], settings)
-    else:
-        outcome = discard(batch_id(), settings)
-    return {**checked, "promotion": outcome}
+    return promote_step(batch_id(), checked, get_settings())
 
 
 @task(trigger_rule=TriggerRule.NONE_FAILED)
@@ -119,6 +113,14 @@ def finish(outcome: dict[str, Any]) -> dict[str, Any]:
 # The per-document stages in order, each with its in-process task.
 DOCUMENT_STAGES = [("extract", extract), ("language", language), ("structure", structure), ("chunk", chunk),
                    ("embed", embed), ("enrich", enrich)]
+# The batch-level steps a container can run (`rosetta stage NAME --batch B`), each with its
+# in-process task; `finish` stays in the worker (docs/deploy.md).
+BATCH_STEPS = [("load", load), ("qa", qa_gate), ("promote", promote_or_rollback)]
+
+
+def _container_kwargs(local_task: Any) -> dict[str, Any]:
+    """The in-process task's arguments (extract's concurrency cap, a trigger rule) for its operator."""
+    return {k: v for k, v in local_task.kwargs.items() if k != "task_id"}
 
 
 def _stage_task(name: str, local_task: Any) -> Any:
@@ -131,7 +133,23 @@ def _stage_task(name: str, local_task: Any) -> Any:
 
     if not containerized(name, settings):
         return local_task
-    return stage_operator(name, settings, **{k: v for k, v in local_task.kwargs.items() if k != "task_id"})
+    return stage_operator(name, settings, **_container_kwargs(local_task))
+
+
+def _batch_task(name: str, local_task: Any, upstream: XComArg) -> XComArg:
+    """The batch step after ``upstream``: its in-process task, or in the docker/kubernetes mode
+    its container operator, which rebuilds its input from the batch workspace (same task id,
+    trigger rule and returned dict)."""
+    settings = get_settings()
+    if settings.execution.mode != "local":
+        from rosetta_operators import batch_operator, containerized
+
+        if containerized(name, settings):
+            operator = batch_operator(name, settings, task_id=local_task.kwargs["task_id"],
+                                      **_container_kwargs(local_task))
+            upstream >> operator
+            return XComArg(operator)
+    return local_task(upstream)
 
 
 def stages(docs) -> Any:
@@ -140,4 +158,6 @@ def stages(docs) -> Any:
     for name, local_task in DOCUMENT_STAGES:
         mapped = _stage_task(name, local_task).expand(previous=previous)
         previous = mapped if isinstance(mapped, XComArg) else XComArg(mapped)  # an operator's return value
-    return finish(promote_or_rollback(qa_gate(load(previous))))
+    for name, local_task in BATCH_STEPS:
+        previous = _batch_task(name, local_task, previous)
+    return finish(previous)

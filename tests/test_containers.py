@@ -4,7 +4,9 @@ The slow test builds the base image and the structure stage's image with podman 
 only when missing or changed: images and layers are cached under .containers/), starts a
 private podman API socket and runs reprocess_document on a real document with the
 structure stage in its container (DockerOperator); the file the container wrote must be
-byte-for-byte what the in-process stage writes from the same input.
+byte-for-byte what the in-process stage writes from the same input, and what the batch steps'
+container entrypoints rebuild from the workspace must be the XComs the in-process load and QA
+gate passed on.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def test_ocr_dependencies_are_only_in_the_extract_image(settings):
         sys.path.pop(0)
     from pipeline.flow import DOCUMENT_STAGES
 
-    assert set(stage_requirements.STAGES) == {name for name, _ in DOCUMENT_STAGES}
+    assert set(stage_requirements.STAGES) == {name for name, _ in DOCUMENT_STAGES} | {"batch"}
     for path in (ROOT / "docker" / "requirements").glob("*.txt"):
         names = {stage_requirements.canonical(line.split("==")[0]) for line in path.read_text().splitlines()
                  if line and not line.startswith("#")}
@@ -115,3 +117,25 @@ def test_structure_stage_in_its_container_equals_local(docker_mode, sample_corpu
     local = run_stage(structure, DocRef(batch_id=run_id, doc_id=doc["doc_id"]), settings)
     assert local.status == "ok" and Path(local.output) == output
     assert output.read_bytes() == from_container
+
+    # `rosetta stage load|qa|promote --batch B` (a container) rebuilds its input from the workspace:
+    # the same dicts as the in-process tasks' XComs, so downstream tasks see no difference.
+    from pipeline.batch import workspace_checked, workspace_loaded, workspace_results
+
+    xcoms = return_values("reprocess_document", run_id)
+    assert xcoms["load"]["objects"] == doc["chunks"]
+    assert workspace_results(settings, run_id) == xcoms["load"]["results"]
+    assert workspace_loaded(settings, run_id) == xcoms["load"]
+    assert workspace_checked(settings, run_id) == xcoms["qa_gate"]
+
+
+def return_values(dag_id: str, run_id: str) -> dict[str, object]:
+    """The run's unmapped tasks' return values, by task id, from Airflow's metadata DB."""
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        rows = session.scalars(select(XComModel).where(XComModel.dag_id == dag_id, XComModel.run_id == run_id,
+                                                       XComModel.key == "return_value", XComModel.map_index == -1))
+        return {row.task_id: XComModel.deserialize_value(row) for row in rows}

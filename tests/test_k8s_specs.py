@@ -1,7 +1,7 @@
-"""The kubernetes execution mode: the pod each stage's task submits, rendered without a
-cluster and validated against the Kubernetes API schema (kubernetes-validate's offline
-JSON schemas, strict: no unknown fields), with the image, command, resources and volumes
-the stage needs."""
+"""The kubernetes execution mode: the pod each stage's and batch step's task submits, rendered
+without a cluster and validated against the Kubernetes API schema (kubernetes-validate's
+offline JSON schemas, strict: no unknown fields), with the image, command, resources and
+volumes the stage needs."""
 
 from __future__ import annotations
 
@@ -29,16 +29,24 @@ def kube_settings(settings, monkeypatch):
 
 
 def _stages() -> list[str]:
-    """The stages with resources in the config (collected without importing Airflow)."""
+    """The stages and batch steps with resources in the config (collected without importing Airflow)."""
     from pipeline.config import load_settings
 
     return list(load_settings().containers.resources)
 
 
-def test_every_document_stage_has_resources(settings):
-    from pipeline.flow import DOCUMENT_STAGES
+def test_every_stage_and_batch_step_has_resources(settings):
+    from pipeline.batch import BATCH_STEPS as ENTRYPOINTS
+    from pipeline.flow import BATCH_STEPS, DOCUMENT_STAGES
 
-    assert _stages() == [name for name, _ in DOCUMENT_STAGES]
+    assert [name for name, _ in BATCH_STEPS] == list(ENTRYPOINTS)  # `rosetta stage` runs every batch step
+    assert _stages() == [name for name, _ in DOCUMENT_STAGES + BATCH_STEPS]
+
+
+def is_batch_step(stage: str) -> bool:
+    from pipeline.batch import BATCH_STEPS
+
+    return stage in BATCH_STEPS
 
 
 def _schema_version() -> str:
@@ -49,11 +57,13 @@ def _schema_version() -> str:
 
 
 def rendered(stage: str, settings) -> dict:
+    """The pod of one document's stage, or of a batch step (no document)."""
     from kubernetes.client import ApiClient
 
     from rosetta_operators.kubernetes_mode import render_pod
 
-    return ApiClient().sanitize_for_serialization(render_pod(stage, PREVIOUS, settings))
+    doc_id = None if is_batch_step(stage) else PREVIOUS["doc_id"]
+    return ApiClient().sanitize_for_serialization(render_pod(stage, settings, PREVIOUS["batch_id"], doc_id))
 
 
 def stage_container(pod: dict) -> dict:
@@ -78,10 +88,11 @@ def test_pod_has_the_stage_image_command_resources_and_volumes(stage, kube_setti
     pod = rendered(stage, settings)
     assert pod["metadata"]["namespace"] == settings.containers.kubernetes.namespace
     container = stage_container(pod)
-    assert container["image"] == f"localhost/rosetta-{stage}:{pipeline_version()}"
+    image = "batch" if is_batch_step(stage) else stage
+    assert container["image"] == f"localhost/rosetta-{image}:{pipeline_version()}"
     assert container["command"] == ["/bin/sh", "-c"]
-    assert container["args"][1:] == ["rosetta", "stage", stage, "--batch", PREVIOUS["batch_id"],
-                                     "--doc", PREVIOUS["doc_id"]]
+    document = [] if is_batch_step(stage) else ["--doc", PREVIOUS["doc_id"]]
+    assert container["args"][1:] == ["rosetta", "stage", stage, "--batch", PREVIOUS["batch_id"], *document]
     wanted = settings.containers.resources[stage]
     assert container["resources"] == {"requests": {"cpu": wanted.cpu, "memory": wanted.memory},
                                       "limits": {"memory": wanted.memory}}
@@ -126,6 +137,7 @@ def test_pod_script_passes_ids_verbatim_and_keeps_the_last_line(kube_settings, t
 def test_every_stage_task_is_a_pod_in_kubernetes_mode(kube_settings):
     from airflow.dag_processing.dagbag import DagBag
 
+    from pipeline.flow import BATCH_STEPS, DOCUMENT_STAGES
     from pipeline.runner import prepare_airflow
     from rosetta_operators import image
 
@@ -134,8 +146,17 @@ def test_every_stage_task_is_a_pod_in_kubernetes_mode(kube_settings):
     assert bag.import_errors == {}
     for dag_id in ("corpus_refresh", "reprocess_document"):
         dag = bag.get_dag(dag_id)
-        for stage in _stages():
+        for stage, _ in DOCUMENT_STAGES:
             task = dag.get_task(stage)
             assert task.operator_class.__name__ == "StagePodOperator", (dag_id, stage)
             assert task.partial_kwargs["image"] == image(stage, kube_settings)
         assert dag.get_task("extract").partial_kwargs["max_active_tis_per_dagrun"] == 2
+        upstream = "enrich"
+        for step, local_task in BATCH_STEPS:  # same task ids and trigger rules as in-process
+            task = dag.get_task(local_task.kwargs["task_id"])
+            assert type(task).__name__ == "BatchPodOperator" and task.stage == step, (dag_id, step)
+            assert task.image == image(step, kube_settings) and task.trigger_rule == "none_failed"
+            assert task.upstream_task_ids == {upstream}
+            upstream = task.task_id
+        assert dag.get_task("finish").upstream_task_ids == {upstream}
+        assert type(dag.get_task("finish")).__name__ != "BatchPodOperator"  # bookkeeping stays in the worker

@@ -1,10 +1,14 @@
-"""The per-document stages as containers: one Airflow operator per execution mode.
+"""The stages as containers: Airflow operators per execution mode.
 
-``pipeline.flow`` asks :func:`stage_operator` for a stage's task when ``execution.mode`` is
+``pipeline.flow`` asks :func:`stage_operator` for a per-document stage's task and
+:func:`batch_operator` for a batch step's (load, qa, promote) when ``execution.mode`` is
 ``docker`` or ``kubernetes`` (``local`` keeps the in-process ``@task``), so the DAG files are
-the same in every mode. Either operator runs the stage's image with the container entrypoint
-``rosetta stage NAME --batch B --doc D`` and returns its ``StageResult`` dict as the XCom,
-exactly what the in-process task returns; inputs and outputs go through the batch workspace.
+the same in every mode. A per-document operator runs the stage's image with the container
+entrypoint ``rosetta stage NAME --batch B --doc D`` and returns its ``StageResult`` dict as the
+XCom; a batch step runs ``rosetta stage NAME --batch B`` in the ``batch`` image, which rebuilds
+the step's input from the batch workspace and prints the dict the in-process task returns.
+Either way the XCom is exactly the in-process task's; inputs and outputs go through the
+batch workspace.
 
 * docker: ``DockerOperator`` against a Docker API socket (podman's here, DESIGN.md section 4),
   the data root bound at the same path, the document's source file bound read-only, the
@@ -30,12 +34,18 @@ from pipeline.config import Settings
 ENTRYPOINT = ["rosetta", "stage"]
 
 
+BATCH_IMAGE = "batch"  # the batch steps' image: Weaviate client and language detection (QA)
+
+
 def image(stage: str, settings: Settings) -> str:
-    """<registry>/<prefix><stage>:<tag>; the tag defaults to the pipeline version, as `make images` tags."""
+    """<registry>/<prefix><stage or batch>:<tag>; the tag defaults to the pipeline version, as
+    `make images` tags."""
     from pipeline import pipeline_version
+    from pipeline.batch import BATCH_STEPS
 
     cfg = settings.containers
-    return f"{cfg.registry}/{cfg.image_prefix}{stage}:{cfg.tag or pipeline_version()}"
+    name = BATCH_IMAGE if stage in BATCH_STEPS else stage
+    return f"{cfg.registry}/{cfg.image_prefix}{name}:{cfg.tag or pipeline_version()}"
 
 
 def containerized(stage: str, settings: Settings) -> bool:
@@ -45,8 +55,9 @@ def containerized(stage: str, settings: Settings) -> bool:
     return settings.containers.stages is None or stage in settings.containers.stages
 
 
-def stage_command(stage: str, previous: dict[str, Any]) -> list[str]:
-    return [*ENTRYPOINT, stage, "--batch", previous["batch_id"], "--doc", previous["doc_id"]]
+def stage_command(stage: str, batch_id: str, doc_id: str | None = None) -> list[str]:
+    """The entrypoint for one document's stage, or (no document) for a batch step."""
+    return [*ENTRYPOINT, stage, "--batch", batch_id, *(["--doc", doc_id] if doc_id else [])]
 
 
 def source_path(settings: Settings, previous: dict[str, Any]) -> str | None:
@@ -122,3 +133,17 @@ def stage_operator(stage: str, settings: Settings, **task_kwargs):
 
         return StagePodOperator.partial(task_id=stage, stage=stage, **task_kwargs, **kubernetes_kwargs(stage, settings))
     raise ValueError(f"stage {stage} runs in-process in execution mode {settings.execution.mode!r}")
+
+
+def batch_operator(step: str, settings: Settings, **task_kwargs):
+    """The operator of a batch step (load, qa, promote) under the configured mode; the caller
+    passes the task id and sets its upstream."""
+    if settings.execution.mode == "docker":
+        from rosetta_operators.docker_mode import BatchDockerOperator
+
+        return BatchDockerOperator(stage=step, **task_kwargs, **docker_kwargs(step, settings))
+    if settings.execution.mode == "kubernetes":
+        from rosetta_operators.kubernetes_mode import BatchPodOperator, kubernetes_kwargs
+
+        return BatchPodOperator(stage=step, **task_kwargs, **kubernetes_kwargs(step, settings))
+    raise ValueError(f"step {step} runs in-process in execution mode {settings.execution.mode!r}")

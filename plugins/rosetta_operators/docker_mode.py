@@ -1,4 +1,4 @@
-"""docker mode: a stage's container through the Docker API (podman's socket here)."""
+"""docker mode: a stage's or a batch step's container through the Docker API (podman's socket here)."""
 
 from __future__ import annotations
 
@@ -25,8 +25,23 @@ class StageDockerOperator(DockerOperator):
         previous = dict(self.previous)
         if passes_through(previous):
             return previous
+        command = stage_command(self.stage, previous["batch_id"], previous["doc_id"])
+        return self.run_entrypoint(command, source_path(get_settings(), previous), context)
+
+    def run_entrypoint(self, command: list[str], source: str | None, context) -> dict[str, Any]:
+        """Run ``command`` in the image with the workspace (and ``source``) mounted; its last JSON line."""
+        from pipeline.config import get_settings
+
         settings = get_settings()
-        self.command = stage_command(self.stage, previous)
-        self.mounts = [Mount(**mount) for mount in docker_mounts(settings, source_path(settings, previous))]
+        self.command = command
+        self.mounts = [Mount(**mount) for mount in docker_mounts(settings, source)]
         self._private_environment = container_environment(settings)
         return last_json_line(super().execute(context))
+
+
+class BatchDockerOperator(StageDockerOperator):
+    """A batch step (load, qa, promote) of the run's batch in a container; its input comes
+    from the batch workspace, not from the upstream XCom."""
+
+    def execute(self, context) -> dict[str, Any]:
+        return self.run_entrypoint(stage_command(self.stage, context["run_id"]), None, context)

@@ -1,4 +1,4 @@
-"""kubernetes mode: a stage's pod, with its image, command, resources and volumes."""
+"""kubernetes mode: a stage's or a batch step's pod, with its image, command, resources and volumes."""
 
 from __future__ import annotations
 
@@ -21,10 +21,9 @@ class StagePodOperator(KubernetesPodOperator):
         self.stage = stage
         self.previous = previous
 
-    def for_document(self, previous: dict[str, Any]) -> None:
+    def for_command(self, words: list[str]) -> None:
         """The pod runs the entrypoint (words passed as positional parameters, never quoted
-        into the script) and copies its last stdout line, the StageResult, for the sidecar."""
-        words = stage_command(self.stage, previous)
+        into the script) and copies its last stdout line, the result, for the sidecar."""
         command = " ".join(f'"${i}"' for i in range(len(words)))
         self.arguments = [f"{command} > /tmp/result && tail -n 1 /tmp/result > {XCOM_FILE}", *words]
 
@@ -32,8 +31,19 @@ class StagePodOperator(KubernetesPodOperator):
         previous = dict(self.previous)
         if passes_through(previous):
             return previous
-        self.for_document(previous)
+        return self.run_entrypoint(stage_command(self.stage, previous["batch_id"], previous["doc_id"]), context)
+
+    def run_entrypoint(self, words: list[str], context) -> dict[str, Any]:
+        self.for_command(words)
         return super().execute(context)
+
+
+class BatchPodOperator(StagePodOperator):
+    """A batch step (load, qa, promote) of the run's batch in a pod; its input comes from the
+    batch workspace, not from the upstream XCom."""
+
+    def execute(self, context) -> dict[str, Any]:
+        return self.run_entrypoint(stage_command(self.stage, context["run_id"]), context)
 
 
 def kubernetes_kwargs(stage: str, settings: Settings) -> dict[str, Any]:
@@ -63,8 +73,9 @@ def kubernetes_kwargs(stage: str, settings: Settings) -> dict[str, Any]:
     )
 
 
-def render_pod(stage: str, previous: dict[str, Any], settings: Settings):
-    """The V1Pod the kubernetes mode submits for one document's stage (no cluster needed)."""
+def render_pod(stage: str, settings: Settings, batch_id: str, doc_id: str | None = None):
+    """The V1Pod the kubernetes mode submits for one document's stage, or (no document) for a
+    batch step (no cluster needed)."""
     operator = StagePodOperator(task_id=stage, stage=stage, **kubernetes_kwargs(stage, settings))
-    operator.for_document(previous)
+    operator.for_command(stage_command(stage, batch_id, doc_id))
     return operator.build_pod_request_obj(dry_run=True)
