@@ -214,6 +214,13 @@ def detect_block(text: str, settings: Settings) -> tuple[str, float]:
     return lang, score
 
 
+def language_candidates(text: str, settings: Settings, k: int = 3) -> list[str]:
+    """The k most likely languages of a text, best first (detect_block's answer first)."""
+    best, _ = detect_block(text, settings)
+    ranked = _fasttext().detect(" ".join(text.split()), model=settings.language.model, k=k)
+    return [best] + [r["lang"] for r in ranked if r["lang"] != best][: k - 1]
+
+
 def detect_document(pages: list[tuple[int, list[KeptBlock]]], settings: Settings) -> tuple[str, float]:
     """Vote of the pages' languages, each page weighing length x detection score.
 

@@ -62,6 +62,33 @@ def settings(rosetta_env):
     return rosetta_env
 
 
+@pytest.fixture(scope="module", autouse=True)
+def isolated_module(request, settings, tmp_path_factory):
+    """Each test module gets its own data root (workspace, registry, MLflow store) and its
+    own live Weaviate collection on the shared server, so one module's batches, promoted
+    alignment maps or rollbacks never show up in another's assertions."""
+    from pipeline.config import get_settings
+
+    name = request.module.__name__.rsplit(".", 1)[-1]
+    root = tmp_path_factory.mktemp(f"data-{name}")
+    collection = "Rosetta" + "".join(part.title() for part in name.split("_"))
+    overrides = {"ROSETTA__DATA_ROOT": str(root), "ROSETTA__SOURCE_DIR": str(root / "source"),
+                 "ROSETTA__WEAVIATE__COLLECTION": collection}
+    saved_env = {k: os.environ.get(k) for k in overrides}
+    saved = (settings.data_root, settings.source_dir, settings.weaviate.collection)
+    os.environ.update(overrides)
+    settings.data_root, settings.source_dir, settings.weaviate.collection = root, root / "source", collection
+    get_settings.cache_clear()
+    yield
+    settings.data_root, settings.source_dir, settings.weaviate.collection = saved
+    for key, value in saved_env.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    get_settings.cache_clear()
+
+
 @pytest.fixture(scope="session")
 def weaviate_server(settings):
     """The real Weaviate server (embedded) for the whole session."""
