@@ -13,11 +13,15 @@ import json
 import logging
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
 from pipeline import cli_anchors
 from pipeline.config import get_settings
+
+# authlib (pulled in by the Weaviate client) warns about its own httpx import on every run.
+warnings.filterwarnings("ignore", message="The httpx module is deprecated")
 
 STAGE_MODULES = {
     "extract": "extraction", "language": "language", "structure": "structure", "chunk": "chunking",
@@ -147,7 +151,7 @@ def _print_batch(batch_id: str) -> None:
     print(f"\nbatch {batch_id}: {batch.status} ({batch.kind}) - {s.get('processed', 0)} processed, "
           f"{s.get('loaded', 0)} loaded, {s.get('quarantined', 0)} quarantined, "
           f"{s.get('skipped_unchanged', 0)} unchanged and skipped, {s.get('chunks', 0)} chunk(s)")
-    if s.get("qa_passed") is not None:
+    if s.get("qa_passed") is not None and s.get("processed"):
         print(f"QA gate: {'passed' if s['qa_passed'] else 'FAILED'} (failure rate {s['qa_failure_rate']:.1%})")
     rows = []
     for d in s.get("documents", []):

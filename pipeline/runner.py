@@ -98,10 +98,10 @@ def run_dag(dag_id: str, conf: dict[str, Any], settings: Settings, log_path: Pat
     prepare_airflow()
     from airflow.dag_processing.dagbag import DagBag
 
-    bag = DagBag(dag_folder=str(project_home() / "dags"))
-    if bag.import_errors:
-        raise RuntimeError(f"DAG import errors: {bag.import_errors}")
-    dag = bag.get_dag(dag_id)
-    with airflow_output_to(log_path), embedded_weaviate(settings):
-        dag_run = dag.test(run_conf=conf)
+    with airflow_output_to(log_path):
+        bag = DagBag(dag_folder=str(project_home() / "dags"))
+        if bag.import_errors:
+            raise RuntimeError(f"DAG import errors: {bag.import_errors}")
+        with embedded_weaviate(settings):
+            dag_run = bag.get_dag(dag_id).test(run_conf=conf)
     return dag_run.run_id, str(dag_run.state)
