@@ -4,7 +4,9 @@ compare what Weaviate holds afterwards (`make demo-docker`; figures in docs/depl
 Each mode gets a fresh data root (its own registry, MLflow store, Airflow DB and embedded
 Weaviate). Chunks are matched on (doc_id, chunk_index) and must have the same properties
 except batch_id (each run is its own batch) and vectors equal within --atol; the chunk
-uuids, which include the batch id, are not compared.
+uuids, which include the batch id, are not compared. The return values (XComs) of the batch
+tasks (load, qa_gate, promote_or_rollback, finish) must be equal too, once the names each
+run gives its batch (run id, data root, staging collection) are replaced by placeholders.
 
     scripts/compare_modes.py [CORPUS] [--docker-url unix:///path/podman.sock] [--keep DIR]
 
@@ -21,16 +23,19 @@ import json
 import os
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 IGNORED = {"batch_id"}
+BATCH_TASKS = ("load", "qa_gate", "promote_or_rollback", "finish")
 
 
 def free_port() -> int:
@@ -86,6 +91,27 @@ def run_mode(mode: str, corpus: Path, data_root: Path, docker_url: str | None) -
     return json.loads(out.read_text()), elapsed
 
 
+def batch_xcoms(data_root: Path) -> dict[str, object]:
+    """The batch tasks' return values of the one run in this data root's Airflow DB, with the
+    run id, the data root and the staging collection name as placeholders."""
+    from pipeline.workspace import safe_name
+
+    with closing(sqlite3.connect(data_root / "airflow.db")) as db:
+        rows = db.execute("SELECT task_id, run_id, value FROM xcom WHERE key = 'return_value' AND map_index = -1 "
+                          f"AND task_id IN ({', '.join('?' * len(BATCH_TASKS))})", BATCH_TASKS).fetchall()
+    texts = {task_id: (run_id, value) for task_id, run_id, value in rows}
+    if set(texts) != set(BATCH_TASKS):
+        raise SystemExit(f"{data_root}: return values of {sorted(set(BATCH_TASKS) - set(texts))} are missing")
+    staging = json.loads(texts["load"][1])["staging_collection"]
+    values = {}
+    for task_id, (run_id, value) in texts.items():
+        for name, placeholder in ((str(data_root), "<data_root>"), (safe_name(run_id), "<batch>"), (run_id, "<batch>"),
+                                  (staging, "<staging>")):
+            value = value.replace(name, placeholder)
+        values[task_id] = json.loads(value)
+    return values
+
+
 def compare(local: dict, docker: dict, atol: float) -> list[str]:
     problems = []
     for key in sorted(set(local) ^ set(docker)):
@@ -129,6 +155,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nlocal: {len(local)} object(s) in {local_s:.0f} s; docker: {len(docker)} object(s) in {docker_s:.0f} s; "
           f"per language: {dict(sorted(by_lang.items()))}")
     problems = compare(local, docker, args.atol)
+    xcoms = {mode: batch_xcoms(work / mode) for mode in ("local", "docker")}
+    differing = [task_id for task_id in BATCH_TASKS if xcoms["local"][task_id] != xcoms["docker"][task_id]]
+    print(f"return values of {', '.join(BATCH_TASKS)} (run names as placeholders): "
+          f"{'different for ' + ', '.join(differing) if differing else 'equal'}")
+    problems += [f"the return value of {task_id} differs: {json.dumps(xcoms['local'][task_id]):.300} != "
+                 f"{json.dumps(xcoms['docker'][task_id]):.300}" for task_id in differing]
     for problem in problems[:50]:
         print("MISMATCH", problem)
     if not args.keep:
@@ -136,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     if problems or not local:
         print(f"FAILED: {len(problems)} mismatch(es)" if problems else "FAILED: nothing was loaded")
         return 1
-    print(f"SAME: {len(docker)} Weaviate object(s), properties equal (all but batch_id), vectors within {args.atol}")
+    print(f"SAME: {len(docker)} Weaviate object(s), properties equal (all but batch_id), vectors within {args.atol}; "
+          "batch tasks' return values equal")
     return 0
 
 
