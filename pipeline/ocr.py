@@ -54,6 +54,9 @@ MAX_SKEW_DEG = 1.5
 # tiers, not the benchmark's pages) from 2.89 % to 1.74 % CER and cut Tesseract's time
 # by a third; 18-28 px all gave 1.6-1.9 %, 14-16 px worse again.
 JPN_VERT_COLUMN_PX = 20
+# A row (column) of pixels with less ink than this share of a typical text row does not
+# join two frames: see _frames.
+FRAME_SPARSE = 0.1
 
 
 @dataclass(frozen=True)
@@ -182,6 +185,30 @@ def _glyph_size(ink: np.ndarray) -> float:
     return float(np.median(heights)) if heights.size else 20.0
 
 
+def _frames(profile: np.ndarray, breadth: int, glyph: float) -> list[tuple[int, int]]:
+    """Text frames (tiers of a vertical page, text columns of a horizontal one) along
+    the frame axis, from the ink count per row (or column) of pixels.
+
+    Frames are separated by a band of >= 2 glyphs without text. A band that holds only
+    sparse ink (< FRAME_SPARSE of a typical row: the punctuation hanging past a tier's
+    last character, a ragged line end) still separates two dense frames; that ink
+    belongs to the frame before it, because text runs from a frame's start edge, which
+    is aligned, to its end edge, which is ragged or overhung.
+    """
+    min_count = max(4, int(0.003 * breadth))
+    frames = _runs(profile >= min_count, int(2 * glyph))
+    inked = profile[profile >= min_count]
+    if not frames or inked.size == 0:
+        return frames
+    dense = profile >= max(min_count, FRAME_SPARSE * float(np.median(inked)))
+    out: list[tuple[int, int]] = []
+    for f0, f1 in frames:
+        cores = _runs(dense[f0:f1], int(2 * glyph))
+        starts = [f0] + [f0 + a for a, _ in cores[1:]]
+        out += list(zip(starts, starts[1:] + [f1]))
+    return out
+
+
 def layout(gray: np.ndarray, direction: Direction) -> list[Line]:
     """Lines (or columns) in reading order, grouped into frames, with paragraph starts."""
     ink = binarise(gray)
@@ -192,8 +219,7 @@ def layout(gray: np.ndarray, direction: Direction) -> list[Line]:
     # Frame axis: horizontal pages split into text columns (across x), vertical pages
     # into tiers (across y); lines then stack across the other axis.
     frame_axis = 1 if direction == "horizontal" else 0
-    min_count = max(4, int(0.003 * ink.shape[1 - frame_axis]))
-    frames = _runs(ink.sum(axis=1 - frame_axis) // 255 >= min_count, int(2 * glyph))
+    frames = _frames(ink.sum(axis=1 - frame_axis) // 255, ink.shape[1 - frame_axis], glyph)
     lines: list[Line] = []
     for f_index, (f0, f1) in enumerate(frames):
         band = ink[:, f0:f1] if frame_axis == 1 else ink[f0:f1, :]

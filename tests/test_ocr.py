@@ -38,6 +38,23 @@ def test_layout_finds_tiers_and_columns():
     assert max(l.box[3] for l in tier0) < min(l.box[1] for l in lines if l.frame == 1)
 
 
+def test_tiers_split_across_hanging_punctuation():
+    """Punctuation hanging past a tier's end, in the blank band between two tiers, must
+    not join the tiers (it did at 14 pt: columns read across both tiers, 84 % CER)."""
+    profile = np.zeros(400, np.int64)
+    profile[10:150] = 250  # top tier
+    profile[155:165] = 8  # a comma hanging below one column
+    profile[185:195] = 6  # and a full stop below another
+    profile[220:380] = 240  # bottom tier
+    frames = ocr._frames(profile, breadth=2000, glyph=35)
+    assert frames == [(10, 220), (220, 380)]
+    profile[150:220] = 0  # a clean band: as before
+    assert ocr._frames(profile, breadth=2000, glyph=35) == [(10, 150), (220, 380)]
+    profile[220:380] = 0
+    profile[155:165] = 8  # sparse ink after the only dense band stays in its frame
+    assert ocr._frames(profile, breadth=2000, glyph=35) == [(10, 165)]
+
+
 def test_layout_two_columns_left_first():
     lines = ocr.layout(gray("en-two-column"), "horizontal")
     left = [l for l in lines if l.frame == 0]
