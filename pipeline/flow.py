@@ -20,9 +20,9 @@ from datetime import timedelta
 from types import ModuleType
 from typing import Any
 
-from airflow.exceptions import AirflowFailException
 from airflow.sdk import XComArg, get_current_context, task
-from airflow.utils.trigger_rule import TriggerRule
+from airflow.sdk.exceptions import AirflowFailException
+from airflow.task.trigger_rule import TriggerRule
 
 from pipeline.config import get_settings
 
