@@ -244,8 +244,10 @@ def record_rollback(batch_id: str, journal: dict[str, Any], reason: str, setting
     registry.finish_batch(batch_id, "rolled_back", summary)
 
 
-# The per-document stages in pipeline order (module names under pipeline/).
-DOCUMENT_STAGES = ("extraction", "language", "structure", "chunking", "embedding", "loading")
+# The per-document stages in pipeline order: the name the CLI, the DAG tasks and the
+# images use -> the module under pipeline/ that implements it.
+DOCUMENT_STAGES = {"extract": "extraction", "language": "language", "structure": "structure", "chunk": "chunking",
+                   "embed": "embedding", "enrich": "loading"}
 
 
 def process_document(ref: DocRef, settings: Settings) -> StageResult:
@@ -253,8 +255,8 @@ def process_document(ref: DocRef, settings: Settings) -> StageResult:
     import importlib
 
     previous: StageResult | DocRef = ref
-    for name in DOCUMENT_STAGES:
-        previous = run_stage(importlib.import_module(f"pipeline.{name}"), previous, settings)
+    for module in DOCUMENT_STAGES.values():
+        previous = run_stage(importlib.import_module(f"pipeline.{module}"), previous, settings)
     return previous  # type: ignore[return-value]
 
 

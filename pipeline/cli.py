@@ -23,10 +23,6 @@ from pipeline.config import get_settings
 # authlib (pulled in by the Weaviate client) warns about its own httpx import on every run.
 warnings.filterwarnings("ignore", message="The httpx module is deprecated")
 
-STAGE_MODULES = {
-    "extract": "extraction", "language": "language", "structure": "structure", "chunk": "chunking",
-    "embed": "embedding", "enrich": "loading",
-}
 
 
 def _table(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> str:
@@ -117,7 +113,7 @@ def cmd_stage(args: argparse.Namespace) -> int:
     step, its input rebuilt from the batch workspace."""
     import importlib
 
-    from pipeline.batch import BATCH_STEPS, read_manifest, run_stage
+    from pipeline.batch import BATCH_STEPS, DOCUMENT_STAGES, read_manifest, run_stage
     from pipeline.contracts import DocRef
 
     settings = get_settings()
@@ -127,7 +123,7 @@ def cmd_stage(args: argparse.Namespace) -> int:
         inputs, step = BATCH_STEPS[args.name]
         print(json.dumps(step(args.batch, inputs(settings, args.batch), settings)))  # last line: the XCom
         return 0
-    module = importlib.import_module(f"pipeline.{STAGE_MODULES[args.name]}")
+    module = importlib.import_module(f"pipeline.{DOCUMENT_STAGES[args.name]}")
     doc_ids = [args.doc] if args.doc else [d.doc_id for d in read_manifest(settings, args.batch).documents]
     results = []
     for doc_id in doc_ids:
@@ -359,10 +355,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_anchors.register(sub)
 
-    from pipeline.batch import BATCH_STEPS
+    from pipeline.batch import BATCH_STEPS, DOCUMENT_STAGES
 
     p = sub.add_parser("stage", help="run one stage or batch step of a batch (container entrypoint)")
-    p.add_argument("name", choices=[*STAGE_MODULES, *BATCH_STEPS])
+    p.add_argument("name", choices=[*DOCUMENT_STAGES, *BATCH_STEPS])
     p.add_argument("--batch", required=True)
     p.add_argument("--doc", help="one document id (default: every document of the batch)")
     p.set_defaults(func=cmd_stage)

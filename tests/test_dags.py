@@ -26,6 +26,13 @@ def dagbag(settings):
     return DagBag(dag_folder=str(ROOT / "dags"))
 
 
+def test_dag_tasks_and_cli_name_the_same_stages_in_order():
+    from pipeline.batch import DOCUMENT_STAGES as module_of
+    from pipeline.flow import DOCUMENT_STAGES as tasks
+
+    assert [name for name, _ in tasks] == list(module_of)
+
+
 def test_every_dag_imports(dagbag):
     assert dagbag.import_errors == {}
     assert {"corpus_refresh", "reprocess_document"} <= set(dagbag.dag_ids)

@@ -244,7 +244,8 @@ def test_server_killed_mid_load_then_retry_writes_every_chunk_once(settings, tmp
     data = tmp_path / "weaviate-data"
     monkeypatch.setattr(settings.weaviate, "url", f"http://127.0.0.1:{http_port}")
     monkeypatch.setattr(settings.weaviate, "grpc_port", grpc_port)
-    monkeypatch.setattr(settings.weaviate, "batch_size", 10)
+    monkeypatch.setattr(settings.weaviate, "batch_size", 10)  # many small requests: time to interrupt them
+    monkeypatch.setattr(settings.weaviate, "concurrent_requests", 1)
     monkeypatch.setattr(settings.weaviate, "collection", "KillTest")
     server = _start_server(binary, data, http_port, grpc_port, ports)
     try:
@@ -256,13 +257,15 @@ def test_server_killed_mid_load_then_retry_writes_every_chunk_once(settings, tmp
             with weaviate.connect_to_local(port=http_port, grpc_port=grpc_port) as client:
                 name = store.staging_name(settings, "k1")
                 while not killed.is_set():
-                    if client.collections.exists(name):
+                    try:
                         count = client.collections.get(name).aggregate.over_all(total_count=True).total_count
-                        if count >= 20:
-                            server.kill()
-                            killed.set()
-                            return
-                    time.sleep(0.05)
+                    except weaviate.exceptions.WeaviateBaseError:
+                        count = 0  # the staging collection is not there (or not queryable) yet
+                    if count >= 20:
+                        server.kill()
+                        killed.set()
+                        return
+                    time.sleep(0.02)
 
         watcher = threading.Thread(target=kill_when_half_loaded, daemon=True)
         watcher.start()
