@@ -11,7 +11,9 @@ import os
 import shutil
 import socket
 import sys
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -25,6 +27,25 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextmanager
+def environment(overrides: dict[str, str]) -> Iterator[None]:
+    """Set environment variables (and re-read Rosetta's settings) for the duration."""
+    from pipeline.config import get_settings
+
+    saved = {k: os.environ.get(k) for k in overrides}
+    os.environ.update(overrides)
+    get_settings.cache_clear()
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        get_settings.cache_clear()
 
 
 @pytest.fixture(scope="session")
@@ -45,16 +66,8 @@ def rosetta_env(tmp_path_factory):
         "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(data_root / "airflow-logs"),
         "MLFLOW_DISABLE_TELEMETRY": "true",
     }
-    saved = {k: os.environ.get(k) for k in overrides}
-    os.environ.update(overrides)
-    get_settings.cache_clear()
-    yield get_settings()
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
-    get_settings.cache_clear()
+    with environment(overrides):
+        yield get_settings()
 
 
 @pytest.fixture(scope="session")
@@ -67,26 +80,16 @@ def isolated_module(request, settings, tmp_path_factory):
     """Each test module gets its own data root (workspace, registry, MLflow store) and its
     own live Weaviate collection on the shared server, so one module's batches, promoted
     alignment maps or rollbacks never show up in another's assertions."""
-    from pipeline.config import get_settings
-
     name = request.module.__name__.rsplit(".", 1)[-1]
     root = tmp_path_factory.mktemp(f"data-{name}")
     collection = "Rosetta" + "".join(part.title() for part in name.split("_"))
     overrides = {"ROSETTA__DATA_ROOT": str(root), "ROSETTA__SOURCE_DIR": str(root / "source"),
                  "ROSETTA__WEAVIATE__COLLECTION": collection}
-    saved_env = {k: os.environ.get(k) for k in overrides}
     saved = (settings.data_root, settings.source_dir, settings.weaviate.collection)
-    os.environ.update(overrides)
     settings.data_root, settings.source_dir, settings.weaviate.collection = root, root / "source", collection
-    get_settings.cache_clear()
-    yield
+    with environment(overrides):
+        yield
     settings.data_root, settings.source_dir, settings.weaviate.collection = saved
-    for key, value in saved_env.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
-    get_settings.cache_clear()
 
 
 @pytest.fixture(scope="session")
