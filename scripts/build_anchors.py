@@ -48,6 +48,8 @@ import unicodedata
 from pathlib import Path
 from urllib.parse import quote
 
+from pipeline.workspace import sha256_file
+
 ROOT = Path(__file__).resolve().parent.parent
 ANCHORS = ROOT / "anchors"
 SOURCES = ANCHORS / "sources.json"
@@ -64,10 +66,6 @@ class BuildError(Exception):
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def sha256_file(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def split_of(concept: str) -> str:

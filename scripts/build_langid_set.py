@@ -40,6 +40,8 @@ import sys
 import unicodedata
 from pathlib import Path
 
+from pipeline.workspace import sha256_file
+
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "benchmarks" / "langid_manifest.json"
 CACHE = ROOT / "samples" / "downloads" / "langid"
@@ -60,14 +62,6 @@ ACCEL = re.compile(r"\(_[A-Za-z]\)|_(?=\w)|&(?=\w)")
 
 class BuildError(Exception):
     pass
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 # --- sources ---------------------------------------------------------------------------

@@ -12,12 +12,13 @@ A second run only re-checks the hashes.
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from pipeline.workspace import sha256_file
 
 ROOT = Path(__file__).resolve().parent.parent
 DOWNLOADS = ROOT / "samples" / "downloads"
@@ -64,14 +65,6 @@ class FetchError(Exception):
     pass
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def fetch_one(pkg: Package) -> Path:
     """The unpacked folder of one package (downloaded and checked if needed)."""
     DOWNLOADS.mkdir(parents=True, exist_ok=True)
@@ -79,7 +72,7 @@ def fetch_one(pkg: Package) -> Path:
     if not deb.exists():
         subprocess.run(["apt-get", "download", f"{pkg.name}={pkg.version}"], cwd=DOWNLOADS, check=True,
                        stdout=subprocess.DEVNULL)
-    if (got := _sha256(deb)) != pkg.sha256:
+    if (got := sha256_file(deb)) != pkg.sha256:
         raise FetchError(f"{deb.name}: sha256 {got} != pinned {pkg.sha256}")
     target = UNPACKED / pkg.name
     stamp = target / ".sha256"

@@ -36,6 +36,8 @@ from urllib.parse import quote
 
 import pypdfium2 as pdfium
 
+from pipeline.workspace import sha256_file
+
 import render_scans
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,10 +54,6 @@ class FetchError(Exception):
 
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def sha256_file(path: Path) -> str:
-    return sha256_bytes(path.read_bytes())
 
 
 def check(entry: Entry, key: str, observed: str, what: str, *, record: bool) -> None:
