@@ -39,6 +39,7 @@ class LanguageEntry(_Section):
     name: str
     tesseract: str
     tesseract_vertical: str | None = None
+    tesseract_vertical_traditional: str | None = None  # Chinese: the model for traditional forms
     chunk_chars: int
 
 

@@ -260,6 +260,8 @@ def _render_gray(page, settings: Settings) -> tuple[np.ndarray, float]:
 
 def _ocr_blocks(gray: np.ndarray, scale: float, offset: tuple[float, float], settings: Settings):
     vertical_models = {lang: e.tesseract_vertical for lang, e in settings.languages.items() if e.tesseract_vertical}
+    vertical_models |= {f"{lang}-Hant": e.tesseract_vertical_traditional
+                        for lang, e in settings.languages.items() if e.tesseract_vertical_traditional}
     rec = recogniser(settings.extraction.ocr_engine, settings.extraction.paddleocr_model_dir)
     result = ocr_page(gray, vertical_models, rec)
     blocks = [

@@ -158,7 +158,17 @@ def _han_sets() -> dict[str, frozenset[str]]:
         "traditional_only": frozenset(big5 - gb - jis1),
         "not_simplified": frozenset((jis1 & big5) - gb),
         "not_traditional": frozenset((jis1 & gb) - big5),
+        "gb_not_big5": frozenset(gb - big5),
+        "big5_not_gb": frozenset(big5 - gb),
     }
+
+
+def chinese_forms(text: str) -> str:
+    """"traditional" or "simplified": the form most of the text's unshared Han characters take."""
+    sets = _han_sets()
+    han = CJK.findall(text)
+    traditional = sum(c in sets["big5_not_gb"] for c in han)
+    return "traditional" if traditional > sum(c in sets["gb_not_big5"] for c in han) else "simplified"
 
 
 def han_script_vote(text: str) -> str:

@@ -11,16 +11,20 @@ The steps, and the facts behind them (DESIGN.md section 5):
    段組 pages), then into columns read right to left. Lines become paragraph blocks at
    indents and short last lines.
 4. Orientation: 0 vs 180 by PP-OCR recognition confidence of a few sample lines read
-   both ways. Text with kana then asks Tesseract OSD for the glyph orientation, because
-   a vertical page turned by 90 deg looks like a horizontal one and Japanese must know
-   which it is to pick its engine. (Chinese and Latin text read the same either way: a
-   vertical column and a horizontal line turned by 90 deg give the recogniser the same
-   image.)
+   both ways. CJK text then asks Tesseract OSD for the glyph orientation, because a
+   vertical page turned by 90 deg looks like a horizontal one, and vertical Japanese and
+   Chinese must know which it is to pick their engines. (Latin text reads the same
+   either way: a vertical column and a horizontal line turned by 90 deg give the
+   recogniser the same image.)
 5. Recognition: PP-OCR's recogniser from the rapidocr wheel on the line and column
    crops (no detector pass: the layout step found the lines, and the detector was 60 %
    of rapidocr's time; no angle classifier: ``use_cls`` flips lines); vertical Japanese
    with Tesseract ``jpn_vert --psm 5`` per tier (keeps ー 、。 and small kana that
-   PP-OCR drops; whole-page --psm 5 fails on two-tier pages). Tesseract runs with
+   PP-OCR drops; whole-page --psm 5 fails on two-tier pages). Vertical Chinese columns
+   that hold Latin are read by both: PP-OCR sees the column turned, so the upright
+   full-width symbols of code (／ ＄ ＿ ＇ ：) reach it sideways and are dropped or
+   misread, while Tesseract's ``chi_*_vert`` reads them upright; the two reads are
+   merged character by character (``merge_reads``). Tesseract runs with
    OMP_THREAD_LIMIT=1 (its OpenMP threads cost four times the CPU here).
 
 Boxes are returned in the pixel frame of the page as given (before any rotation).
@@ -28,9 +32,11 @@ Boxes are returned in the pixel frame of the page as given (before any rotation)
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import subprocess
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -46,17 +52,33 @@ from pipeline.contracts import Direction
 
 KANA = re.compile(r"[\u3040-\u30ff]")
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
+# Han, kana and CJK punctuation/brackets (not the full-width forms of ASCII)
+CJK_TEXT = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uf900-\ufaff\ufe10-\ufe4f]")
+# A column with any of these (after NFKC) is read by Tesseract too: see merge_reads
+LATIN_OR_SYMBOL = re.compile(r"[!-~]")
 SAMPLE_LINES = 4
+OSD_MIN_CONFIDENCE = 2.0  # below this, OSD's answer on part of a page is checked on all of it
 MAX_SKEW_DEG = 1.5
-# Width in pixels of a vertical Japanese column (its glyphs) handed to Tesseract jpn_vert.
+# Width in pixels of a vertical column (its glyphs) handed to Tesseract's *_vert models.
 # At 300 dpi a 10-18 pt column is 42-75 px; shrinking it (INTER_AREA, which also
 # averages away scan noise) took 12 tuning pages (10-18 pt, serif/sans, one and two
 # tiers, not the benchmark's pages) from 2.89 % to 1.74 % CER and cut Tesseract's time
-# by a third; 18-28 px all gave 1.6-1.9 %, 14-16 px worse again.
-JPN_VERT_COLUMN_PX = 20
+# by a third; 18-28 px all gave 1.6-1.9 %, 14-16 px worse again. chi_*_vert reads the
+# Latin columns of vertical Chinese at the same width.
+VERT_COLUMN_PX = 20
 # A row (column) of pixels with less ink than this share of a typical text row does not
 # join two frames: see _frames.
 FRAME_SPARSE = 0.1
+# White margin around a line (column) crop for the recogniser, as a share of the line's
+# thickness. The recogniser scales every crop to 48 px high, so a wider margin means
+# smaller glyphs and fewer pixels along the line: 0.35 (from a fixed 6 px, ~0.13 of a
+# 10-18 pt line) cut its CPU time by a fifth on the 28 benchmark pages at a slightly
+# lower mean CER (0.65 -> 0.57 %), and left 14 tuning pages from other paragraphs at
+# the same mean CER (1.41 -> 1.40 %); 0.5 cost Latin pages accuracy (0.1 -> 0.4 %).
+CROP_PAD = 0.35
+# Two reads of a vertical Chinese column are merged only when they agree on this share
+# of their characters (difflib ratio): less means one of them misread the column.
+MERGE_MIN_AGREEMENT = 0.6
 
 
 @dataclass(frozen=True)
@@ -248,9 +270,10 @@ def layout(gray: np.ndarray, direction: Direction) -> list[Line]:
     return lines
 
 
-def _crop(gray: np.ndarray, box: tuple[int, int, int, int], direction: Direction, pad: int = 6) -> np.ndarray:
+def _crop(gray: np.ndarray, box: tuple[int, int, int, int], direction: Direction) -> np.ndarray:
     x0, y0, x1, y1 = box
     h, w = gray.shape
+    pad = round(CROP_PAD * ((y1 - y0) if direction == "horizontal" else (x1 - x0)))
     crop = gray[max(0, y0 - pad):min(h, y1 + pad), max(0, x0 - pad):min(w, x1 + pad)]
     if direction == "vertical":
         crop = np.rot90(crop)  # as rapidocr does for tall boxes: top of the column to the left
@@ -355,23 +378,39 @@ def _tesseract(image: np.ndarray, args: list[str]) -> str:
 
 
 def osd_rotation(gray: np.ndarray) -> int | None:
-    """Tesseract OSD: degrees clockwise to turn the page so its glyphs stand upright."""
-    small = cv2.resize(gray, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
-    try:
-        report = _tesseract(small, ["--psm", "0"])
-    except subprocess.CalledProcessError:  # too few glyphs for OSD
+    """Tesseract OSD: degrees clockwise to turn the page so its glyphs stand upright.
+
+    OSD's time grows with the glyphs it sees, not the pixels: it reads the middle of the
+    text area (60 % of its width and height: ~1.0 instead of ~1.4 CPU s, orientation
+    right on all 29 CJK benchmark and tuning pages, confidence >= 8.8), and the whole
+    page when that is too little to decide.
+    """
+    ink = binarise(gray)
+    ys, xs = np.nonzero(ink)
+    if ys.size == 0:
         return None
-    match = re.search(r"Rotate: (\d+)", report)
-    return int(match.group(1)) if match else None
+    cy, cx = (int(ys.min()) + int(ys.max())) // 2, (int(xs.min()) + int(xs.max())) // 2
+    hy, hx = int(0.3 * (ys.max() - ys.min())), int(0.3 * (xs.max() - xs.min()))
+    middle = gray[cy - hy:cy + hy, cx - hx:cx + hx]
+    for region in ([middle] if min(middle.shape) >= 100 else []) + [gray]:
+        small = cv2.resize(region, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
+        try:
+            report = _tesseract(small, ["--psm", "0"])
+        except subprocess.CalledProcessError:  # too few glyphs for OSD
+            continue
+        match = re.search(r"Rotate: (\d+)\s+Orientation confidence: ([\d.]+)", report)
+        if match and (float(match.group(2)) >= OSD_MIN_CONFIDENCE or region is gray):
+            return int(match.group(1))
+    return None
 
 
 def spaced_tier(page: np.ndarray, columns: list[Line]) -> np.ndarray:
     """One tier's columns (right to left) redrawn one column-width apart, JPEG noise
-    smoothed, scaled so a column is JPN_VERT_COLUMN_PX wide.
+    smoothed, scaled so a column is VERT_COLUMN_PX wide.
 
     Tesseract ``jpn_vert`` inserts stray kana and ticks between close columns and at
     JPEG ringing; isolating the columns and a 3x3 median took one page from 2.4 % to
-    1.2 % CER. Scaling: see JPN_VERT_COLUMN_PX.
+    1.2 % CER. Scaling: see VERT_COLUMN_PX.
     """
     top = max(0, min(c.box[1] for c in columns) - 20)
     bottom = min(page.shape[0], max(c.box[3] for c in columns) + 20)
@@ -382,7 +421,7 @@ def spaced_tier(page: np.ndarray, columns: list[Line]) -> np.ndarray:
     for strip in strips:
         canvas[:, x - strip.shape[1]:x] = strip
         x -= strip.shape[1] + gap
-    scale = JPN_VERT_COLUMN_PX / float(np.median([c.box[2] - c.box[0] for c in columns]))
+    scale = VERT_COLUMN_PX / float(np.median([c.box[2] - c.box[0] for c in columns]))
     return cv2.resize(cv2.medianBlur(canvas, 3), None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
 
 
@@ -395,6 +434,42 @@ def tesseract_columns(gray: np.ndarray, model: str) -> list[str]:
 def looks_japanese(text: str) -> bool:
     cjk = len(CJK.findall(text))
     return cjk > 0 and len(KANA.findall(text)) / cjk > 0.05
+
+
+def cjk_script(text: str) -> str | None:
+    """"ja" for text with kana, "zh" for other Han text, None for text without either."""
+    if looks_japanese(text):
+        return "ja"
+    return "zh" if CJK.search(text) else None
+
+
+def _nfkc(text: str) -> str:
+    return unicodedata.normalize("NFKC", text)
+
+
+def merge_reads(turned: str, upright: str) -> str:
+    """One vertical Chinese column from PP-OCR's read (``turned``: the column turned into a
+    line) and Tesseract ``chi_*_vert``'s (``upright``).
+
+    Where the reads differ (aligned ignoring case): Han and CJK punctuation from PP-OCR,
+    which reads them better; Latin letters and digits from PP-OCR (Tesseract turns l
+    into L, doubles letters and adds some after symbols); symbols from Tesseract, which
+    sees them upright (PP-OCR drops ／ and ＿ and reads ＄ as s, ＇ as i, ： as .), in
+    place of whatever PP-OCR read there.
+    """
+    def folded(text: str) -> list[str]:
+        return [c.lower() if len(c.lower()) == 1 else c for c in text]
+
+    out = []
+    matcher = difflib.SequenceMatcher(None, folded(turned), folded(upright), autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        ours, theirs = turned[i1:i2], upright[j1:j2]
+        symbols = "".join(c for c in theirs if not c.isalnum())
+        if op == "equal" or not symbols or CJK_TEXT.search(ours + theirs) or _nfkc(ours) == _nfkc(theirs):
+            out.append(ours)
+        else:
+            out.append(symbols)
+    return "".join(out)
 
 
 # --- the page --------------------------------------------------------------------------
@@ -417,35 +492,61 @@ def _mean_score(results: list[tuple[str, float]]) -> float:
     return float(np.mean([s for _, s in results])) if results else 0.0
 
 
-def _blocks(lines: list[Line], texts: list[str], engine: str, rotation: int,
+def _blocks(lines: list[Line], texts: list[str], engines: list[str], rotation: int,
             shape: tuple[int, int]) -> list[OcrBlock]:
-    """Paragraph blocks from lines (one text line per line or column, joined by newlines)."""
+    """Paragraph blocks from lines (one text line per line or column, joined by newlines);
+    ``engines`` names the engine of each line, a block those of its lines."""
     blocks: list[OcrBlock] = []
-    group: list[tuple[Line, str]] = []
+    group: list[tuple[Line, str, str]] = []
 
     def flush() -> None:
         if not group:
             return
-        text = "\n".join(t for _, t in group if t)
+        text = "\n".join(t for _, t, _ in group if t)
         if text.strip():
-            box = (min(l.box[0] for l, _ in group), min(l.box[1] for l, _ in group),
-                   max(l.box[2] for l, _ in group), max(l.box[3] for l, _ in group))
+            box = (min(l.box[0] for l, _, _ in group), min(l.box[1] for l, _, _ in group),
+                   max(l.box[2] for l, _, _ in group), max(l.box[3] for l, _, _ in group))
+            engine = " + ".join(dict.fromkeys(e for _, _, e in group))
             blocks.append(OcrBlock(text=text, bbox=_unrotate_box(box, rotation, shape), engine=engine))  # type: ignore[arg-type]
         group.clear()
 
-    for line, text in zip(lines, texts):
+    for line, text, engine in zip(lines, texts, engines):
         if group and (line.starts_paragraph or line.frame != group[-1][0].frame):
             flush()
-        group.append((line, text.strip()))
+        group.append((line, text.strip(), engine))
     flush()
     return blocks
+
+
+def _tesseract_engine(model: str) -> str:
+    return f"tesseract-{tesseract_version()}:{model}:psm5"
+
+
+def _vertical_tiers(page: np.ndarray, lines: list[Line], model: str,
+                    wanted: list[int] | None = None) -> tuple[dict[int, str], set[int]]:
+    """Tesseract's read of the columns ``wanted`` (indices into ``lines``; all by default),
+    one tier at a time, and the tiers (frames) where it merged or split columns: such a
+    tier's text comes back whole, as the read of its first column."""
+    wanted = list(range(len(lines))) if wanted is None else wanted
+    reads: dict[int, str] = {}
+    unsplit: set[int] = set()
+    for frame in sorted({lines[i].frame for i in wanted}):
+        members = [i for i in wanted if lines[i].frame == frame]
+        columns = tesseract_columns(spaced_tier(page, [lines[i] for i in members]), model)
+        if len(columns) == len(members):
+            reads.update(zip(members, columns))
+        else:
+            reads[members[0]] = "".join(columns)
+            unsplit.add(frame)
+    return reads, unsplit
 
 
 def ocr_page(gray: np.ndarray, vertical_models: dict[str, str], rec: Recogniser | None = None) -> PageOcr:
     """OCR one page (8-bit grayscale) with the engine measured best for its script and direction.
 
-    ``rec`` reads the line crops (horizontal text, vertical Chinese, the orientation
-    sample); by default the PP-OCR recogniser from the rapidocr wheel.
+    ``vertical_models`` names the Tesseract vertical model per script: "ja", "zh"
+    (simplified Chinese) and "zh-Hant" (traditional). ``rec`` reads the line crops;
+    by default the PP-OCR recogniser from the rapidocr wheel.
     """
     rec = rec or recogniser()
     shape = gray.shape[:2]
@@ -460,9 +561,8 @@ def ocr_page(gray: np.ndarray, vertical_models: dict[str, str], rec: Recogniser 
     rotation = 0
     if _mean_score(flipped) > _mean_score(upright) + 0.05:
         rotation, upright = 180, flipped
-    sample_text = "".join(t for t, _ in upright)
-    japanese = "ja" in vertical_models and looks_japanese(sample_text)
-    if japanese:
+    script = cjk_script("".join(t for t, _ in upright))
+    if script in vertical_models:
         glyphs = osd_rotation(rotate90(page, rotation))
         if glyphs is not None:
             rotation = (rotation + glyphs) % 360
@@ -474,20 +574,40 @@ def ocr_page(gray: np.ndarray, vertical_models: dict[str, str], rec: Recogniser 
     elif rotation == 180:
         page = rotate90(page, 180)
         lines = layout(page, direction)
-    if japanese and direction == "vertical":
-        engine = f"tesseract-{tesseract_version()}:{vertical_models['ja']}:psm5"
-        texts: list[str] = []
-        for frame in sorted({l.frame for l in lines}):
-            members = [l for l in lines if l.frame == frame]
-            columns = tesseract_columns(spaced_tier(page, members), vertical_models["ja"])
-            if len(columns) == len(members):
-                texts += columns
-            else:  # Tesseract merged or split columns: keep the tier as one paragraph
-                texts += ["".join(columns)] + [""] * (len(members) - 1)
-                lines = [l if l.frame != frame or l is members[0] else
-                         Line(box=l.box, frame=l.frame, starts_paragraph=False) for l in lines]
+    if script == "ja" and direction == "vertical" and "ja" in vertical_models:
+        engines = [_tesseract_engine(vertical_models["ja"])] * len(lines)
+        reads, unsplit = _vertical_tiers(page, lines, vertical_models["ja"])
+        texts = [reads.get(i, "") for i in range(len(lines))]
+        # a tier whose columns Tesseract merged or split is one paragraph
+        lines = [Line(box=l.box, frame=l.frame, starts_paragraph=False) if l.frame in unsplit and i not in reads
+                 else l for i, l in enumerate(lines)]
     else:
-        engine = rec.name
         texts = [t for t, _ in rec.read([_crop(page, l.box, direction) for l in lines])]
-    blocks = _blocks(lines, texts, engine, rotation, shape)
-    return PageOcr(blocks=blocks, direction=direction, rotation=rotation, engines=[engine])
+        engines = [rec.name] * len(lines)
+        if script == "zh" and direction == "vertical" and "zh" in vertical_models:
+            texts, engines = _merge_vertical_chinese(page, lines, texts, engines, vertical_models)
+    blocks = _blocks(lines, texts, engines, rotation, shape)
+    used = [name for line_engines in engines for name in line_engines.split(" + ")]
+    return PageOcr(blocks=blocks, direction=direction, rotation=rotation, engines=list(dict.fromkeys(used)))
+
+
+def _merge_vertical_chinese(page: np.ndarray, lines: list[Line], texts: list[str], engines: list[str],
+                            vertical_models: dict[str, str]) -> tuple[list[str], list[str]]:
+    """Columns whose PP-OCR read holds Latin, read again by Tesseract and merged
+    (``merge_reads``); a column where the two reads share too little is left as PP-OCR
+    read it."""
+    from pipeline.language import chinese_forms
+
+    forms = chinese_forms("".join(texts))
+    model = vertical_models.get("zh-Hant", vertical_models["zh"]) if forms == "traditional" else vertical_models["zh"]
+    latin = [i for i, t in enumerate(texts) if LATIN_OR_SYMBOL.search(_nfkc(t))]
+    if not latin:
+        return texts, engines
+    texts, engines = list(texts), list(engines)
+    reads, unsplit = _vertical_tiers(page, lines, model, latin)
+    for i, upright in reads.items():
+        agreement = difflib.SequenceMatcher(None, _nfkc(texts[i]), _nfkc(upright), autojunk=False).ratio()
+        if lines[i].frame not in unsplit and agreement >= MERGE_MIN_AGREEMENT:
+            texts[i] = merge_reads(texts[i], upright)
+            engines[i] = f"{engines[i]} + {_tesseract_engine(model)}"
+    return texts, engines

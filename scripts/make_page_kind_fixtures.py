@@ -6,7 +6,7 @@ from real paragraphs of the pinned maint-guide packages (scripts/fetch_doc_packa
 each with its truth (.txt, one paragraph per line):
 
     ja-vertical, zh-tw-vertical-2tier, zh-cn-vertical, de-horizontal, en-two-column,
-    es-horizontal-rot90, ja-vertical-rot180, zh-cn-horizontal-rot270
+    es-horizontal-rot90, ja-vertical-rot180, zh-cn-horizontal-rot270, zh-tw-vertical-code
 
 and mixed-page.pdf: a born-digital page (Helvetica text layer, English) with a scanned
 grayscale region (the en image-only fixture) pasted below the text; its truth is
@@ -43,6 +43,8 @@ KINDS = [
     ("es-horizontal-rot90", PageSpec("es", "horizontal", 10, "sans", rotate=90, **SMALL), 2),
     ("ja-vertical-rot180", PageSpec("ja", "vertical", 12, "serif", rotate=180, **SMALL), 0),
     ("zh-cn-horizontal-rot270", PageSpec("zh-cn", "horizontal", 11, "serif", rotate=270, **SMALL), 9),
+    # code in vertical Chinese: upright full-width $ ( / that PP-OCR reads sideways
+    ("zh-tw-vertical-code", PageSpec("zh-tw", "vertical", 12, "sans", **SMALL), 108),
 ]
 SHORT = 160  # characters: paragraphs short enough for a small page
 

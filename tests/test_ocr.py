@@ -75,6 +75,34 @@ def test_unrotate_box_inverts_rotate90(degrees):
 def test_looks_japanese():
     assert ocr.looks_japanese("パッケージを作成します")
     assert not ocr.looks_japanese("软件包系统是重要原因之一")
+    assert [ocr.cjk_script(t) for t in ("パッケージ", "軟件包", "Debian")] == ["ja", "zh", None]
+
+
+# PP-OCR's and Tesseract chi_tra_vert's reads of columns of a code-heavy vertical
+# traditional-Chinese page (the benchmark's two-tier page), and the truth.
+MERGE_CASES = [
+    ("smkdirdebianpatchessdquilt", "$Smkdirdebian/patchesSdquiLt", "$ mkdir debian/patches $ dquilt"),
+    ("大多數第三方程序將其本身安裝在usrlocal目錄下。", "大多數第三方程序將其本身安裝在/usr/local目錄下。",
+     "大多數第三方程序將其本身安裝在 /usr/local 目錄下。"),
+    ("樣的目錄，而應當使用系統目錄比如usrbin，以遵循文件系", "樣的目錄,而應當使用系統目錄比如/usr/bin,以殼循文件系",
+     "樣的目錄，而應當使用系統目錄比如 /usr/bin，以遵循文件系"),
+    ("通常在自動編譯程序時使用make（1)程序，接着執行", "通常在自動編譯程序時使用make(1)程序,接閉執行",
+     "通常在自動編譯程序時使用 make(1) 程序，接着執行"),
+    ("s(DESTDIR)usrbin#Wheretoput", "$(DESTDIR)/usr/bin#Wheretoput", "$(DESTDIR)/usr/bin # Where to put"),
+    ("commandsonimakeinstalli?BIN=", "commandson'makeinstalLlL'?BINU", "commands on 'make install'? BIN ="),
+]
+
+
+@pytest.mark.parametrize("turned, upright, truth", MERGE_CASES)
+def test_merge_reads_takes_symbols_upright_and_han_and_letters_turned(turned, upright, truth):
+    merged, errors = ocr.merge_reads(turned, upright), lambda text: scan_pages.cer(truth, text)
+    assert errors(merged) <= min(errors(turned), errors(upright))
+    assert errors(merged) < errors(turned) or errors(turned) == 0
+    assert "閉" not in merged and "殼" not in merged  # Tesseract's Han misreads stay out
+
+
+def test_merge_reads_keeps_identical_reads():
+    assert ocr.merge_reads("在Debian中，這是", "在Debian中,這是") == "在Debian中，這是"
 
 
 # --- the optional PaddleOCR engine ------------------------------------------------------
