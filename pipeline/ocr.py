@@ -339,11 +339,14 @@ def _paddleocr(model_dir: str) -> Recogniser:
         from paddleocr import TextRecognition
     except ImportError as exc:
         raise OcrEngineError("extraction.ocr_engine is 'paddleocr' but the paddleocr package is not installed "
-                             "(pip install 'paddleocr>=3.5' onnxruntime; or set extraction.ocr_engine: rapidocr)"
+                             "(in its own environment: paddlex pins numpy, PyYAML and OpenCV below this "
+                             "project's versions, see docs/extraction.md; or set extraction.ocr_engine: rapidocr)"
                              ) from exc
     with open(folder / "inference.yml", encoding="utf-8") as handle:
         model_name = yaml.safe_load(handle)["Global"]["model_name"]
-    model = TextRecognition(model_name=model_name, model_dir=str(folder), device="cpu", engine="onnxruntime")
+    # one onnxruntime thread, as for rapidocr (PaddleX's default uses every core: 2x the CPU)
+    model = TextRecognition(model_name=model_name, model_dir=str(folder), device="cpu", engine="onnxruntime",
+                            engine_config={"intra_op_num_threads": 1, "inter_op_num_threads": 1})
 
     def read(crops: list[np.ndarray]) -> list[tuple[str, float]]:
         if not crops:
