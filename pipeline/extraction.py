@@ -267,7 +267,7 @@ def _ocr_blocks(gray: np.ndarray, scale: float, offset: tuple[float, float], set
     blocks = [
         Block(text=b.text, bbox=(offset[0] + b.bbox[0] / scale, offset[1] + b.bbox[1] / scale,
                                  offset[0] + b.bbox[2] / scale, offset[1] + b.bbox[3] / scale),
-              direction=result.direction, method="ocr", engine=b.engine)
+              direction=b.direction, method="ocr", engine=b.engine)
         for b in result.blocks
     ]
     return blocks, result

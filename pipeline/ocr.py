@@ -9,7 +9,8 @@ The steps, and the facts behind them (DESIGN.md section 5):
 3. Layout by projection profiles: horizontal pages split into text columns at blank
    gutters, then into lines; vertical pages split into tiers at blank bands (two-tier
    段組 pages), then into columns read right to left. Lines become paragraph blocks at
-   indents and short last lines.
+   indents and short last lines. A region written the other way (a horizontal heading
+   over vertical text) is laid out and read on its own, in its direction (``islands``).
 4. Orientation: 0 vs 180 by PP-OCR recognition confidence of a few sample lines read
    both ways. CJK text then asks Tesseract OSD for the glyph orientation, because a
    vertical page turned by 90 deg looks like a horizontal one, and vertical Japanese and
@@ -76,6 +77,11 @@ FRAME_SPARSE = 0.1
 # lower mean CER (0.65 -> 0.57 %), and left 14 tuning pages from other paragraphs at
 # the same mean CER (1.41 -> 1.40 %); 0.5 cost Latin pages accuracy (0.1 -> 0.4 %).
 CROP_PAD = 0.35
+# A region of a page is read in the other direction only when closing along that
+# direction leaves fewer than this share of the blobs closing along the page's does,
+# and it holds at least this many glyph blobs (see islands).
+REGION_DECISIVE = 0.5
+REGION_MIN_GLYPHS = 5
 # Two reads of a vertical Chinese column are merged only when they agree on this share
 # of their characters (difflib ratio): less means one of them misread the column.
 MERGE_MIN_AGREEMENT = 0.6
@@ -95,6 +101,7 @@ class OcrBlock:
     text: str
     bbox: tuple[float, float, float, float]  # x0, top, x1, bottom in pixels of the input page
     engine: str
+    direction: Direction = "horizontal"
 
 
 @dataclass
@@ -132,6 +139,19 @@ def _unrotate_box(box: tuple[float, float, float, float], degrees: int, shape: t
     return (x0, y0, x1, y1)
 
 
+def _axis_blobs(ink: np.ndarray, glyph: int | None = None) -> tuple[int, int]:
+    """Blobs left after closing glyph gaps along x, and along y (see detect_direction);
+    ``glyph``: the glyph size, by default the median height of the ink's components."""
+    if glyph is None:
+        count, _, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+        sizes = stats[1:, cv2.CC_STAT_HEIGHT] if count > 1 else np.array([20])
+        glyph = int(max(4, np.median(sizes)))
+    gap = max(3, glyph // 2)
+    horizontal = cv2.morphologyEx(ink, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (gap, 1)))
+    vertical = cv2.morphologyEx(ink, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (1, gap)))
+    return cv2.connectedComponents(horizontal, connectivity=8)[0], cv2.connectedComponents(vertical, connectivity=8)[0]
+
+
 def detect_direction(gray: np.ndarray) -> Direction:
     """Rows (horizontal) or columns (vertical) of text, by how glyphs merge when gaps close.
 
@@ -142,15 +162,45 @@ def detect_direction(gray: np.ndarray) -> Direction:
     ink = binarise(gray)
     if cv2.countNonZero(ink) == 0:
         return "horizontal"
-    count, _, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
-    sizes = stats[1:, cv2.CC_STAT_HEIGHT] if count > 1 else np.array([20])
-    glyph = int(max(4, np.median(sizes)))
-    gap = max(3, glyph // 2)
-    horizontal = cv2.morphologyEx(ink, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (gap, 1)))
-    vertical = cv2.morphologyEx(ink, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (1, gap)))
-    n_h = cv2.connectedComponents(horizontal, connectivity=8)[0]
-    n_v = cv2.connectedComponents(vertical, connectivity=8)[0]
+    n_h, n_v = _axis_blobs(ink)
     return "vertical" if n_v < n_h * 0.8 else "horizontal"
+
+
+def _other(direction: Direction) -> Direction:
+    return "horizontal" if direction == "vertical" else "vertical"
+
+
+def islands(page: np.ndarray, direction: Direction, lines: list[Line]) -> list[tuple[int, int, int, int]]:
+    """Text regions written the other way from the page (a horizontal heading over
+    vertical text, a vertical column beside horizontal text), as boxes on the page.
+
+    Regions are the blobs left when ink is dilated by 1.5 em (an em: the median
+    thickness of the page's ``lines``): the glyphs of a line and the lines of a
+    paragraph merge (their gaps are under an em, a little more after 、), separate
+    blocks do not (tiers, gutters and headings stand >= 2 em apart). A region is an island only when
+    its own blob count says so clearly (REGION_DECISIVE) and it has enough glyphs to
+    judge (REGION_MIN_GLYPHS): a page number or a two-character label keeps the page's
+    direction.
+    """
+    ink = cv2.morphologyEx(binarise(page), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+    if cv2.countNonZero(ink) == 0 or not lines:
+        return []
+    axis = 3 if direction == "horizontal" else 2
+    em = max(4, int(np.median([l.box[axis] - l.box[axis - 2] for l in lines])))
+    reach = em * 3 // 2
+    count, _, stats, _ = cv2.connectedComponentsWithStats(cv2.dilate(ink, np.ones((reach, reach), np.uint8)))
+    if count <= 2:  # one region: the page itself
+        return []
+    found = []
+    for x, y, w, h, _ in stats[1:]:
+        region = ink[y:y + h, x:x + w]
+        n_h, n_v = _axis_blobs(region, em)
+        if max(n_h, n_v) < REGION_MIN_GLYPHS:
+            continue
+        votes = (n_v / n_h) if direction == "horizontal" else (n_h / n_v)
+        if votes < REGION_DECISIVE:
+            found.append((int(x), int(y), int(x + w), int(y + h)))
+    return found
 
 
 def deskew(gray: np.ndarray, direction: Direction) -> np.ndarray:
@@ -495,12 +545,14 @@ def _mean_score(results: list[tuple[str, float]]) -> float:
     return float(np.mean([s for _, s in results])) if results else 0.0
 
 
-def _blocks(lines: list[Line], texts: list[str], engines: list[str], rotation: int,
-            shape: tuple[int, int]) -> list[OcrBlock]:
+def _blocks(lines: list[Line], texts: list[str], engines: list[str], directions: list[Direction],
+            rotation: int, shape: tuple[int, int]) -> list[OcrBlock]:
     """Paragraph blocks from lines (one text line per line or column, joined by newlines);
-    ``engines`` names the engine of each line, a block those of its lines."""
+    ``engines`` and ``directions`` are per line (a block's lines share a frame, and so a
+    direction); a block names the engines of its lines."""
     blocks: list[OcrBlock] = []
     group: list[tuple[Line, str, str]] = []
+    direction_of = {id(line): d for line, d in zip(lines, directions)}
 
     def flush() -> None:
         if not group:
@@ -510,7 +562,8 @@ def _blocks(lines: list[Line], texts: list[str], engines: list[str], rotation: i
             box = (min(l.box[0] for l, _, _ in group), min(l.box[1] for l, _, _ in group),
                    max(l.box[2] for l, _, _ in group), max(l.box[3] for l, _, _ in group))
             engine = " + ".join(dict.fromkeys(e for _, _, e in group))
-            blocks.append(OcrBlock(text=text, bbox=_unrotate_box(box, rotation, shape), engine=engine))  # type: ignore[arg-type]
+            blocks.append(OcrBlock(text=text, bbox=_unrotate_box(box, rotation, shape), engine=engine,  # type: ignore[arg-type]
+                                   direction=direction_of[id(group[0][0])]))
         group.clear()
 
     for line, text, engine in zip(lines, texts, engines):
@@ -570,13 +623,39 @@ def ocr_page(gray: np.ndarray, vertical_models: dict[str, str], rec: Recogniser 
         if glyphs is not None:
             rotation = (rotation + glyphs) % 360
             if glyphs in (90, 270):
-                direction = "horizontal" if direction == "vertical" else "vertical"
+                direction = _other(direction)
     if rotation in (90, 270):  # the writing axis changed: deskew and lay out again
         page = deskew(rotate90(gray, rotation), direction)
         lines = layout(page, direction)
     elif rotation == 180:
         page = rotate90(page, 180)
         lines = layout(page, direction)
+    regions = islands(page, direction, lines)
+    if regions:  # the page's own layout without them
+        main = page.copy()
+        for x0, y0, x1, y1 in regions:
+            main[y0:y1, x0:x1] = 255
+        lines = layout(main, direction)
+    reads = [(_read(page, lines, direction, script, vertical_models, rec), direction)]
+    other = _other(direction)
+    for number, (x0, y0, x1, y1) in enumerate(regions, start=1):
+        inside = layout(np.ascontiguousarray(page[y0:y1, x0:x1]), other)
+        placed = [Line(box=(l.box[0] + x0, l.box[1] + y0, l.box[2] + x0, l.box[3] + y0),
+                       frame=1000 * number + l.frame, starts_paragraph=l.starts_paragraph) for l in inside]
+        if placed:
+            reads.append((_read(page, placed, other, script, vertical_models, rec), other))
+    lines, texts, engines, directions = _in_reading_order(reads)
+    blocks = _blocks(lines, texts, engines, directions, rotation, shape)
+    used = [name for line_engines in engines for name in line_engines.split(" + ")]
+    return PageOcr(blocks=blocks, direction=direction, rotation=rotation, engines=list(dict.fromkeys(used)))
+
+
+Read = tuple[list[Line], list[str], list[str]]  # lines, their texts, their engines
+
+
+def _read(page: np.ndarray, lines: list[Line], direction: Direction, script: str | None,
+          vertical_models: dict[str, str], rec: Recogniser) -> Read:
+    """Text of the lines (or columns) of one direction, by the engine for the script."""
     if script == "ja" and direction == "vertical" and "ja" in vertical_models:
         engines = [_tesseract_engine(vertical_models["ja"])] * len(lines)
         reads, unsplit = _vertical_tiers(page, lines, vertical_models["ja"])
@@ -584,14 +663,24 @@ def ocr_page(gray: np.ndarray, vertical_models: dict[str, str], rec: Recogniser 
         # a tier whose columns Tesseract merged or split is one paragraph
         lines = [Line(box=l.box, frame=l.frame, starts_paragraph=False) if l.frame in unsplit and i not in reads
                  else l for i, l in enumerate(lines)]
-    else:
-        texts = [t for t, _ in rec.read([_crop(page, l.box, direction) for l in lines])]
-        engines = [rec.name] * len(lines)
-        if script == "zh" and direction == "vertical" and "zh" in vertical_models:
-            texts, engines = _merge_vertical_chinese(page, lines, texts, engines, vertical_models)
-    blocks = _blocks(lines, texts, engines, rotation, shape)
-    used = [name for line_engines in engines for name in line_engines.split(" + ")]
-    return PageOcr(blocks=blocks, direction=direction, rotation=rotation, engines=list(dict.fromkeys(used)))
+        return lines, texts, engines
+    texts = [t for t, _ in rec.read([_crop(page, l.box, direction) for l in lines])]
+    engines = [rec.name] * len(lines)
+    if script == "zh" and direction == "vertical" and "zh" in vertical_models:
+        texts, engines = _merge_vertical_chinese(page, lines, texts, engines, vertical_models)
+    return lines, texts, engines
+
+
+def _in_reading_order(reads: list[tuple[Read, Direction]]) -> tuple[list[Line], list[str], list[str], list[Direction]]:
+    """The page's own lines in their order, each island's lines before the first of them
+    that starts below the island (a heading before the body under it)."""
+    (lines, texts, engines), direction = reads[0]
+    out = [(l, t, e, direction) for l, t, e in zip(lines, texts, engines)]
+    for (i_lines, i_texts, i_engines), i_direction in reads[1:]:
+        bottom = max(l.box[3] for l in i_lines)
+        at = next((k for k, (l, _, _, d) in enumerate(out) if d == direction and l.box[1] >= bottom), len(out))
+        out[at:at] = [(l, t, e, i_direction) for l, t, e in zip(i_lines, i_texts, i_engines)]
+    return [o[0] for o in out], [o[1] for o in out], [o[2] for o in out], [o[3] for o in out]
 
 
 def _merge_vertical_chinese(page: np.ndarray, lines: list[Line], texts: list[str], engines: list[str],

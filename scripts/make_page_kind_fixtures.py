@@ -6,7 +6,8 @@ from real paragraphs of the pinned maint-guide packages (scripts/fetch_doc_packa
 each with its truth (.txt, one paragraph per line):
 
     ja-vertical, zh-tw-vertical-2tier, zh-cn-vertical, de-horizontal, en-two-column,
-    es-horizontal-rot90, ja-vertical-rot180, zh-cn-horizontal-rot270, zh-tw-vertical-code
+    es-horizontal-rot90, ja-vertical-rot180, zh-cn-horizontal-rot270, zh-tw-vertical-code,
+    ja-vertical-heading
 
 and mixed-page.pdf: a born-digital page (Helvetica text layer, English) with a scanned
 grayscale region (the en image-only fixture) pasted below the text; its truth is
@@ -45,6 +46,8 @@ KINDS = [
     ("zh-cn-horizontal-rot270", PageSpec("zh-cn", "horizontal", 11, "serif", rotate=270, **SMALL), 9),
     # code in vertical Chinese: upright full-width $ ( / that PP-OCR reads sideways
     ("zh-tw-vertical-code", PageSpec("zh-tw", "vertical", 12, "sans", **SMALL), 108),
+    # a horizontal heading over vertical text: each block read in its own direction
+    ("ja-vertical-heading", PageSpec("ja", "vertical-heading", 11, "serif", **SMALL), 20),
 ]
 SHORT = 160  # characters: paragraphs short enough for a small page
 

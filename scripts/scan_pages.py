@@ -4,7 +4,8 @@
 Extends render_scans.py (which typesets one A4 page, 12 pt) to the page kinds the OCR
 benchmark and the page-kind test fixtures need:
 
-    layout   vertical | vertical-2tier | horizontal | two-column
+    layout   vertical | vertical-2tier | horizontal | two-column | vertical-heading (a
+             one-line horizontal heading across the top of a vertical page)
     lang     ja | zh-cn | zh-tw | en | de | es  (Noto CJK JP/SC/TC faces; their Latin
              glyphs serve the European languages)
     size_pt  any size; 10-18 pt in the benchmark
@@ -25,7 +26,7 @@ import argparse
 import sys
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +35,7 @@ from PIL import Image, ImageDraw, ImageFont
 import render_scans
 from render_scans import A4_PX, FONT_DIR, INK, PAGE_MARGIN_PX, Token
 
-LAYOUTS = ("vertical", "vertical-2tier", "horizontal", "two-column")
+LAYOUTS = ("vertical", "vertical-2tier", "horizontal", "two-column", "vertical-heading")
 FACE_FILES = {"serif": "NotoSerifCJK-Regular.ttc", "sans": "NotoSansCJK-Regular.ttc"}
 FACE_INDEX = {"ja": 0, "zh-cn": 2, "zh-tw": 3, "en": 0, "de": 0, "es": 0}  # JP, SC, TC faces
 TIER_GAP_EM = 2
@@ -82,6 +83,8 @@ def _frames(spec: PageSpec, em: int) -> list[tuple[int, int, int, int]]:
 
 def fill_page(paragraphs: Sequence[str], spec: PageSpec) -> tuple[Image.Image, list[str]]:
     """Typeset as many whole paragraphs as fit; returns the page and the paragraphs used."""
+    if spec.layout == "vertical-heading":
+        return _heading_page(paragraphs, spec)
     font = font_for(spec)
     em = font.size
     pitch = em * 7 // 4 if spec.vertical else em * 17 // 10
@@ -120,6 +123,25 @@ def fill_page(paragraphs: Sequence[str], spec: PageSpec) -> tuple[Image.Image, l
                 draw.text((fx0 + offset, fy0 + pitch * slot), tok.text, font=font, fill=INK)
             offset += tok.advance
     return img, used
+
+
+def _heading_page(paragraphs: Sequence[str], spec: PageSpec) -> tuple[Image.Image, list[str]]:
+    """A vertical page under a horizontal heading: the first paragraph of at least six
+    characters that fits on one line runs across the top, the paragraphs after it are set
+    vertically below, TIER_GAP_EM under the heading (a title over tategaki body text)."""
+    font = font_for(spec)
+    em, (w, h), m = font.size, spec.page_px, spec.margin_px
+    fits = [i for i, p in enumerate(paragraphs) if len(p) >= 6
+            and sum(t.advance for t in render_scans.tokenize(p, font, False)) <= w - 2 * m]
+    if not fits:
+        raise ValueError(f"no paragraph fits a one-line heading at {spec.size_pt} pt")
+    first = fits[0]
+    top = m + em * 17 // 10 + TIER_GAP_EM * em - m  # the body page's own margin follows
+    body, used = fill_page(paragraphs[first + 1:], replace(spec, layout="vertical", page_px=(w, h - top)))
+    img = Image.new("L", spec.page_px, 255)
+    img.paste(body, (0, top))
+    ImageDraw.Draw(img).text((m, m), paragraphs[first], font=font, fill=INK)
+    return img, [paragraphs[first], *used]
 
 
 def render_page(paragraphs: Sequence[str], spec: PageSpec, out_pdf: Path, seed: int) -> list[str]:

@@ -67,6 +67,22 @@ def test_code_in_vertical_chinese_keeps_its_symbols(settings):
     assert "install:gentoo" in text and "gentoo-target" in text
 
 
+def test_heading_over_vertical_text_is_read_in_its_own_direction(settings):
+    """A horizontal heading over vertical Japanese: read as a line, first, by PP-OCR;
+    the body as columns by jpn_vert (read as one page, the heading came out reversed:
+    each of its glyphs was taken for a column, right to left)."""
+    pdf = KINDS / "ja-vertical-heading.pdf"
+    heading, *body = truth(pdf).splitlines()
+    (page,) = extraction.extract_file(pdf, settings, doc_id="heading").pages
+    directions = [b.direction for b in page.blocks]
+    assert directions == sorted(directions) and set(directions) == {"horizontal", "vertical"}  # heading first
+    top = [b for b in page.blocks if b.direction == "horizontal"]
+    assert all("rapidocr" in b.engine for b in top)
+    assert all("jpn_vert" in b.engine for b in page.blocks if b.direction == "vertical")
+    assert scan_pages.cer(heading, "".join(b.text for b in top)) <= 5.0
+    assert scan_pages.cer(truth(pdf), page.text) <= 6.0
+
+
 def test_two_tier_and_two_column_reading_order(settings):
     """Paragraphs come out in reading order: tier by tier, left column before right."""
     for name in ("zh-tw-vertical-2tier", "en-two-column"):
