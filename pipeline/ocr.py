@@ -34,6 +34,7 @@ Boxes are returned in the pixel frame of the page as given (before any rotation)
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import re
 import subprocess
@@ -50,6 +51,8 @@ import yaml
 
 from pipeline.config import project_home
 from pipeline.contracts import Direction
+
+log = logging.getLogger(__name__)
 
 KANA = re.compile(r"[\u3040-\u30ff]")
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
@@ -696,7 +699,13 @@ def _merge_vertical_chinese(page: np.ndarray, lines: list[Line], texts: list[str
     if not latin:
         return texts, engines
     texts, engines = list(texts), list(engines)
-    reads, unsplit = _vertical_tiers(page, lines, model, latin)
+    try:
+        reads, unsplit = _vertical_tiers(page, lines, model, latin)
+    except (OSError, subprocess.CalledProcessError) as exc:  # no tesseract, or no such model
+        stderr = getattr(exc, "stderr", b"") or b""
+        log.warning("Tesseract %s unavailable (%s %s): vertical Chinese kept as PP-OCR read it",
+                    model, exc, stderr.decode("utf-8", "replace").strip())
+        return texts, engines
     for i, upright in reads.items():
         agreement = difflib.SequenceMatcher(None, _nfkc(texts[i]), _nfkc(upright), autojunk=False).ratio()
         if lines[i].frame not in unsplit and agreement >= MERGE_MIN_AGREEMENT:

@@ -67,6 +67,16 @@ def test_code_in_vertical_chinese_keeps_its_symbols(settings):
     assert "install:gentoo" in text and "gentoo-target" in text
 
 
+def test_vertical_chinese_without_its_tesseract_model_keeps_the_pp_ocr_read(settings, caplog):
+    """The Tesseract read only adds symbols: a missing model is a warning, not a failure."""
+    languages = {**settings.languages, "zh": settings.languages["zh"].model_copy(
+        update={"tesseract_vertical": "no_such_vert", "tesseract_vertical_traditional": "no_such_vert"})}
+    crippled = settings.model_copy(update={"languages": languages})
+    (page,) = extraction.extract_file(KINDS / "zh-tw-vertical-code.pdf", crippled, doc_id="code").pages
+    assert "no_such_vert unavailable" in caplog.text and "tesseract" not in page.engine
+    assert scan_pages.cer(truth(KINDS / "zh-tw-vertical-code.pdf"), page.text) < 10
+
+
 def test_heading_over_vertical_text_is_read_in_its_own_direction(settings):
     """A horizontal heading over vertical Japanese: read as a line, first, by PP-OCR;
     the body as columns by jpn_vert (read as one page, the heading came out reversed:
