@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import io
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -73,7 +74,12 @@ def mixed_page(lines: list[str], scan_pdf: Path, out: Path) -> None:
     placed.set_matrix(pdfium.PdfMatrix(w, 0, 0, h, 56, y - 30 - h))
     page.insert_obj(placed)
     page.gen_content()
-    pdf.save(out, version=17)
+    buffer = io.BytesIO()
+    pdf.save(buffer, version=17)
+    # PDFium stamps the save time and a random file ID; fixed ones keep reruns byte-identical
+    data = re.sub(rb"/CreationDate\(D:\d{14}", b"/CreationDate(D:20260101000000", buffer.getvalue())
+    data = re.sub(rb"/ID\[<[0-9A-F]+><[0-9A-F]+>\]", b"/ID[<%s><%s>]" % ((b"0" * 32,) * 2), data)
+    out.write_bytes(data)
 
 
 def main() -> int:
