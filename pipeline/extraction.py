@@ -239,8 +239,8 @@ def _with_open_sides(plumber_page, table):
 
     Tables ruled only between columns (DocBook/dblatex output: full-width horizontal
     rules, vertical ones inside) are found by pdfplumber without their first and last
-    columns; their rows then came out twice, as text lines and as a partial table
-    (17-22 % CER against pdftotext on such pages). The horizontal rules crossing the
+    columns; their rows then came out twice, as text lines and as a partial table (on
+    the Debian manuals' table pages). The horizontal rules crossing the
     table show its real width: the table is found again in that box, with vertical
     lines at its two ends.
     """

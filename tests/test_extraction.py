@@ -169,7 +169,7 @@ def ruled_table_pdf(path: Path, rows: list[tuple[str, ...]]) -> Path:
 
 def test_table_ruled_only_between_columns_is_read_whole_and_once(settings, tmp_path):
     """pdfplumber finds such a table without its first and last columns; its rows came
-    out twice (as text lines and as a partial table), 17-22 % CER on Debian pages."""
+    out twice (as text lines and as a partial table) on the Debian manuals' pages."""
     rows = [("Package", "Architecture:", "Multi-Arch:", "Contents"),
             ("libfoo1", "any", "same", "shared library"),
             ("libfoo1-dbg", "any", "same", "debugging symbols"),
