@@ -180,10 +180,10 @@ def islands(page: np.ndarray, direction: Direction, lines: list[Line]) -> list[t
     Regions are the blobs left when ink is dilated by 1.5 em (an em: the median
     thickness of the page's ``lines``): the glyphs of a line and the lines of a
     paragraph merge (their gaps are under an em, a little more after 、), separate
-    blocks do not (tiers, gutters and headings stand >= 2 em apart). A region is an island only when
-    its own blob count says so clearly (REGION_DECISIVE) and it has enough glyphs to
-    judge (REGION_MIN_GLYPHS): a page number or a two-character label keeps the page's
-    direction.
+    blocks do not (tiers, gutters and headings stand >= 2 em apart). A region is an
+    island only when its own blob count says so clearly (REGION_DECISIVE) and it has
+    enough glyphs to judge (REGION_MIN_GLYPHS): a page number or a two-character label
+    keeps the page's direction.
     """
     ink = cv2.morphologyEx(binarise(page), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
     if cv2.countNonZero(ink) == 0 or not lines:
@@ -554,25 +554,24 @@ def _blocks(lines: list[Line], texts: list[str], engines: list[str], directions:
     ``engines`` and ``directions`` are per line (a block's lines share a frame, and so a
     direction); a block names the engines of its lines."""
     blocks: list[OcrBlock] = []
-    group: list[tuple[Line, str, str]] = []
-    direction_of = {id(line): d for line, d in zip(lines, directions)}
+    group: list[tuple[Line, str, str, Direction]] = []
 
     def flush() -> None:
         if not group:
             return
-        text = "\n".join(t for _, t, _ in group if t)
+        text = "\n".join(t for _, t, _, _ in group if t)
         if text.strip():
-            box = (min(l.box[0] for l, _, _ in group), min(l.box[1] for l, _, _ in group),
-                   max(l.box[2] for l, _, _ in group), max(l.box[3] for l, _, _ in group))
-            engine = " + ".join(dict.fromkeys(e for _, _, e in group))
-            blocks.append(OcrBlock(text=text, bbox=_unrotate_box(box, rotation, shape), engine=engine,  # type: ignore[arg-type]
-                                   direction=direction_of[id(group[0][0])]))
+            boxes = np.array([line.box for line, _, _, _ in group])
+            box = (*boxes[:, :2].min(axis=0).tolist(), *boxes[:, 2:].max(axis=0).tolist())
+            engine = " + ".join(dict.fromkeys(e for _, _, e, _ in group))
+            bbox = _unrotate_box(box, rotation, shape)  # type: ignore[arg-type]
+            blocks.append(OcrBlock(text=text, bbox=bbox, engine=engine, direction=group[0][3]))
         group.clear()
 
-    for line, text, engine in zip(lines, texts, engines):
+    for line, text, engine, direction in zip(lines, texts, engines, directions):
         if group and (line.starts_paragraph or line.frame != group[-1][0].frame):
             flush()
-        group.append((line, text.strip(), engine))
+        group.append((line, text.strip(), engine, direction))
     flush()
     return blocks
 
