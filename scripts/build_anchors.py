@@ -45,6 +45,7 @@ import subprocess
 import sys
 import tempfile
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -78,18 +79,24 @@ def row_digest(row: dict) -> str:
 
 
 # --- gettext .mo ------------------------------------------------------------------------
-def read_mo(path: Path) -> dict[str, str]:
-    """Singular msgid -> msgstr of a compiled catalog (plural and context entries skipped)."""
+def mo_entries(path: Path) -> Iterator[tuple[bytes, bytes]]:
+    """The raw (msgid, msgstr) byte strings of a GNU .mo file, header entry included; a
+    plural entry's forms are NUL-separated, a context is joined to its msgid by EOT."""
     data = path.read_bytes()
     magic = struct.unpack("<I", data[:4])[0]
     order = "<" if magic == 0x950412DE else ">"
-    _, count, orig_at, trans_at = struct.unpack(order + "4I", data[4:20])
-    catalog = {}
+    _, count, ids_at, strs_at = struct.unpack(order + "4I", data[4:20])
     for i in range(count):
-        olen, ooff = struct.unpack(order + "2I", data[orig_at + 8 * i:orig_at + 8 * i + 8])
-        tlen, toff = struct.unpack(order + "2I", data[trans_at + 8 * i:trans_at + 8 * i + 8])
-        msgid = data[ooff:ooff + olen].decode("utf-8", "replace")
-        msgstr = data[toff:toff + tlen].decode("utf-8", "replace")
+        id_len, id_off = struct.unpack(order + "2I", data[ids_at + 8 * i:ids_at + 8 * i + 8])
+        str_len, str_off = struct.unpack(order + "2I", data[strs_at + 8 * i:strs_at + 8 * i + 8])
+        yield data[id_off:id_off + id_len], data[str_off:str_off + str_len]
+
+
+def read_mo(path: Path) -> dict[str, str]:
+    """Singular msgid -> msgstr of a compiled catalog (plural and context entries skipped)."""
+    catalog = {}
+    for raw_id, raw_str in mo_entries(path):
+        msgid, msgstr = raw_id.decode("utf-8", "replace"), raw_str.decode("utf-8", "replace")
         if not msgid or "\x00" in msgid or "\x04" in msgid or not msgstr:
             continue
         catalog[msgid] = msgstr

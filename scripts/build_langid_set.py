@@ -34,12 +34,12 @@ import hashlib
 import json
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import unicodedata
 from pathlib import Path
 
+from build_anchors import mo_entries
 from pipeline.workspace import sha256_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,16 +114,10 @@ def fetch_translations(pins: list[dict]) -> dict[str, Path]:
 
 def read_mo(path: Path) -> dict[str, str]:
     """msgid -> msgstr of a GNU .mo file (first plural form; the header entry dropped)."""
-    data = path.read_bytes()
-    magic = struct.unpack("<I", data[:4])[0]
-    order = "<" if magic == 0x950412DE else ">"
-    _, count, ids_at, strs_at = struct.unpack(order + "4I", data[4:20])
     catalog = {}
-    for i in range(count):
-        id_len, id_off = struct.unpack(order + "2I", data[ids_at + 8 * i: ids_at + 8 * i + 8])
-        str_len, str_off = struct.unpack(order + "2I", data[strs_at + 8 * i: strs_at + 8 * i + 8])
-        msgid = data[id_off:id_off + id_len].split(b"\0")[0].decode("utf-8", "replace")
-        msgstr = data[str_off:str_off + str_len].split(b"\0")[0].decode("utf-8", "replace")
+    for raw_id, raw_str in mo_entries(path):
+        msgid = raw_id.split(b"\0")[0].decode("utf-8", "replace")
+        msgstr = raw_str.split(b"\0")[0].decode("utf-8", "replace")
         if "\x04" in msgid:  # msgctxt
             msgid = msgid.split("\x04", 1)[1]
         if msgid and msgstr:
