@@ -31,10 +31,10 @@ import pypdfium2.raw as pdfium_c
 import fetch_doc_packages as docs
 import render_scans
 import scan_pages
+from make_test_fixtures import report_sizes
 from scan_pages import PageSpec
 
 OUT = docs.ROOT / "tests" / "fixtures" / "kinds"
-MAX_BYTES = 100 * 1024
 SMALL = dict(page_px=(960, 820), margin_px=50)
 KINDS = [
     ("ja-vertical", PageSpec("ja", "vertical", 12, "serif", **SMALL), 0),
@@ -98,13 +98,7 @@ def main() -> int:
     scan_truth = (fixtures / "image-only.txt").read_text(encoding="utf-8")
     (OUT / "mixed-page.txt").write_text("\n".join(en_lines) + "\n" + scan_truth, encoding="utf-8")
     written += [OUT / "mixed-page.pdf", OUT / "mixed-page.txt"]
-    for path in written:
-        size = path.stat().st_size
-        print(f"  {path.relative_to(docs.ROOT)}  {size:,} bytes")
-        if size > MAX_BYTES:
-            print(f"error: {path.name} is over {MAX_BYTES:,} bytes", file=sys.stderr)
-            return 1
-    return 0
+    return report_sizes(written)
 
 
 if __name__ == "__main__":

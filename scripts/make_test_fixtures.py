@@ -219,6 +219,11 @@ def main() -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 1
         written = write_fixtures(roots, en_pdf)
+    return report_sizes(written)
+
+
+def report_sizes(written: list[Path]) -> int:
+    """Print each fixture's size; 1 (an error) when one is over MAX_BYTES."""
     for path in written:
         size = path.stat().st_size
         print(f"  {path.relative_to(corpus.ROOT)}  {size:,} bytes")
