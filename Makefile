@@ -1,9 +1,10 @@
 # Rosetta: the two commands a new machine needs (see README.md).
 #   make demo   install what is missing, then run the sample corpus through corpus_refresh
 #   make test   install what is missing, then run the whole test suite
+#   make test-fast     the tests that need no Weaviate, Airflow or sample corpus (about a minute)
 #   make images        the stage images (podman here, docker elsewhere; docs/deploy.md)
 #   make demo-docker   the sample corpus through all stages in containers, compared with local mode
-.PHONY: install demo test images demo-docker
+.PHONY: install demo test test-fast images demo-docker
 
 install:
 	scripts/install.sh
@@ -14,7 +15,11 @@ demo: install
 test: install
 	.venv/bin/pytest -q
 
-# podman where it is installed (DESIGN.md section 4), else docker. One pipeline version for
+test-fast:
+	scripts/install.sh python
+	.venv/bin/pytest -q -m "not integration"
+
+# podman where it is installed (docs/decisions.md section 4), else docker. One pipeline version for
 # the whole target (image tags and both modes' chunks), even if HEAD moves meanwhile.
 PODMAN := $(shell command -v podman)
 SOCKET := $(CURDIR)/.containers/podman.sock

@@ -6,7 +6,7 @@ Reads every page of the Debian documentation PDFs pinned in scripts/fetch_doc_pa
 705 pages), fetched and sha256-checked into samples/downloads/ if missing. In one run it
 measures, per document and in total:
 
-- Rosetta: ``extraction.extract_file`` (the whole stage: blocks, boxes, tables);
+- Rosetta: ``extract.extract_file`` (the whole stage: blocks, boxes, tables);
 - ``pdftotext`` (poppler, plain reading-order mode), CPU time of the subprocess;
 - pdfplumber ``page.extract_text(x_tolerance=1.5)`` alone, nothing else;
 
@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import fetch_doc_packages as docs  # noqa: E402
 import scan_pages  # noqa: E402
 
-from pipeline import extraction  # noqa: E402
+from pipeline.stages import extract  # noqa: E402
 from pipeline.config import load_settings  # noqa: E402
 
 
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'document':52} {'pages':>5} {'rosetta p/s':>11} {'pdftotext p/s':>13} {'plumber p/s':>11} {'CER %':>6}")
     for lang, pdf in pdfs:
         start = time.process_time()
-        doc = extraction.extract_file(pdf, settings, doc_id=pdf.stem)
+        doc = extract.extract_file(pdf, settings, doc_id=pdf.stem)
         rosetta = time.process_time() - start
         n = len(doc.pages)
         reference, poppler = pdftotext_pages(pdf, n)

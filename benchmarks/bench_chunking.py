@@ -22,9 +22,9 @@ sys.path.insert(0, str(ROOT))
 
 from pipeline import chunking, sentences, structure  # noqa: E402
 from pipeline.config import get_settings  # noqa: E402
-from pipeline.embedders import get_embedder  # noqa: E402
-from pipeline.extraction import extract_file  # noqa: E402
-from pipeline.language import clean_and_detect  # noqa: E402
+from pipeline.embedding.embedders import get_embedder  # noqa: E402
+from pipeline.stages.extract import extract_file  # noqa: E402
+from pipeline.stages.language import clean_and_detect  # noqa: E402
 
 
 def best_of(repeat: int, call):

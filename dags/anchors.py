@@ -12,8 +12,8 @@ from __future__ import annotations
 import pendulum
 from airflow.sdk import Param, dag, task
 from airflow.task.trigger_rule import TriggerRule
+from rosetta_airflow import flow
 
-from pipeline import flow
 from pipeline.config import get_settings
 
 
@@ -38,20 +38,20 @@ def anchors():
 
     @task(max_active_tis_per_dagrun=1)
     def fit_and_evaluate(lang: str, params=None) -> dict:
-        from pipeline.anchors import fit_candidate
+        from pipeline.alignment.fitting import fit_candidate
 
         return fit_candidate(get_settings(), lang, params["anchor_set"] or None)
 
     @task
     def gate(fitted: dict) -> dict:
-        from pipeline.anchors import gate as run_gate
+        from pipeline.alignment.fitting import gate as run_gate
 
         return {**fitted, **run_gate(get_settings(), fitted["lang"], fitted["version"])}
 
     @task
     def promote(decided: dict) -> dict:
-        from pipeline.anchors import APPROVED
-        from pipeline.anchors import promote as promote_version
+        from pipeline.alignment.fitting import APPROVED
+        from pipeline.alignment.fitting import promote as promote_version
 
         if decided["decision"] != APPROVED:
             return {**decided, "promoted": False}
@@ -59,7 +59,7 @@ def anchors():
 
     @task(max_active_tis_per_dagrun=1)
     def realign(promoted: dict) -> dict:
-        from pipeline.anchors import realign_language
+        from pipeline.alignment.realign import realign_language
 
         if not promoted["promoted"]:
             return promoted
@@ -68,7 +68,7 @@ def anchors():
 
     @task(trigger_rule=TriggerRule.NONE_FAILED)
     def report(outcomes: list[dict]) -> dict:
-        from pipeline.anchors import report as write_report
+        from pipeline.alignment.evaluation import report as write_report
 
         return write_report(get_settings(), flow.batch_id(), list(outcomes))
 

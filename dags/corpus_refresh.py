@@ -1,17 +1,17 @@
 """corpus_refresh: the scheduled ingestion of new and changed documents.
 
 Scans the configured source folder (or the paths given in ``params``), skips every
-document whose sha256 is unchanged since it was last processed, and runs the seven
-stages over the rest: one mapped task per document per stage, then load, QA gate and
-promotion once per batch.
+document whose sha256 is unchanged since it was last processed, and runs the stages of
+pipeline.stages over the rest: one mapped task per document per stage, then load, the QA
+gate and promotion once per batch.
 """
 
 from __future__ import annotations
 
 import pendulum
 from airflow.sdk import Param, dag, task
+from rosetta_airflow import flow
 
-from pipeline import flow
 from pipeline.config import get_settings
 
 
@@ -31,7 +31,7 @@ from pipeline.config import get_settings
 def corpus_refresh():
     @task
     def discover(params=None) -> list[dict]:
-        from pipeline.batch import discover as discover_documents
+        from pipeline.batch.discovery import discover as discover_documents
 
         manifest = discover_documents(get_settings(), flow.batch_id(), params["paths"] or None, params["force"])
         return [{"batch_id": manifest.batch_id, "doc_id": d.doc_id} for d in manifest.documents]

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import pendulum
 from airflow.sdk import Param, dag, task
-
-from pipeline import flow
+from rosetta_airflow import flow
 
 
 @dag(
@@ -24,7 +23,7 @@ from pipeline import flow
 def reprocess_document():
     @task
     def select(params=None) -> list[dict]:
-        from pipeline.batch import reprocess_manifest
+        from pipeline.batch.discovery import reprocess_manifest
         from pipeline.config import get_settings
 
         manifest = reprocess_manifest(get_settings(), flow.batch_id(), params["document"])

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Build the stage images (all, or the stages named) with docker, or podman (ENGINE=podman);
-# `batch` is the image of the batch steps (load, qa, promote).
+# Build the stage images (all, or the images named) with docker, or podman (ENGINE=podman):
+# one image per docker/requirements/<image>.txt, which docker/requirements.py writes from the
+# stage table (pipeline/stages/__init__.py); `batch` is the image of the batch steps.
 #   docker/build.sh                      every stage, on the official python:3.11-slim-bookworm
 #   ENGINE=podman BASE_IMAGE=localhost/rosetta-base docker/build.sh structure
 # Names: $REGISTRY/$IMAGE_PREFIX<stage>:$TAG, TAG = the pipeline version (git-<commit>, or
@@ -20,7 +21,8 @@ if [ -n "${BUILD_CA_BUNDLE:-}" ]; then
   [ "$ENGINE" = podman ] || { echo "BUILD_CA_BUNDLE needs ENGINE=podman (docker build has no -v)" >&2; exit 2; }
   build_opts+=(-v "$BUILD_CA_BUNDLE:/run/build-ca.crt:ro")
 fi
-STAGES=(extract language structure chunk embed enrich batch)
+STAGES=()
+for file in "$ROOT"/docker/requirements/*.txt; do STAGES+=("$(basename "$file" .txt)"); done
 [ $# -gt 0 ] && STAGES=("$@")
 
 # A small build context (mtimes kept, so unchanged files hit the layer cache).

@@ -48,7 +48,7 @@ class LanguageConfig(_Section):
     min_confidence: float
     sample_chars: int
     # Text of at most this many words that fastText reads as an unconfigured language
-    # takes the best configured language in its top five (pipeline/language.py).
+    # takes the best configured language in its top five (pipeline.text.langid).
     short_text_words: int = 15
 
 
@@ -165,8 +165,17 @@ class ContainersConfig(_Section):
     network_mode: str
     workspace_volume: str | None
     extra_mounts: list[str]
-    resources: dict[str, StageResources]
+    resources: dict[str, StageResources]  # overrides of the stage table's cpu/memory, by stage name
     kubernetes: KubernetesConfig
+
+    @model_validator(mode="after")
+    def _known_stages(self) -> "ContainersConfig":
+        from pipeline.stages import BY_NAME
+
+        unknown = sorted({*self.resources, *(self.stages or [])} - set(BY_NAME))
+        if unknown:
+            raise ValueError(f"containers: unknown stage(s) {unknown}; stages: {', '.join(BY_NAME)}")
+        return self
 
 
 class Settings(_Section):
@@ -189,8 +198,17 @@ class Settings(_Section):
     execution: ExecutionConfig
     containers: ContainersConfig
 
+    def stage_resources(self, name: str) -> StageResources:
+        """A stage's cpu/memory: the config's override, else the stage table's."""
+        from pipeline.stages import stage
+
+        if name in self.containers.resources:
+            return self.containers.resources[name]
+        spec = stage(name)
+        return StageResources(cpu=spec.cpu, memory=spec.memory)
+
     @property
-    def registry_path(self) -> Path:
+    def document_registry_path(self) -> Path:
         return self.data_root / "registry.sqlite"
 
     @property

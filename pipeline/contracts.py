@@ -1,4 +1,4 @@
-"""The typed contract between stages (DESIGN.md section 2).
+"""The typed contract between stages (docs/decisions.md section 2).
 
 Every per-document stage is ``run(ref: DocRef, settings) -> StageResult``: it reads the
 previous stage's file from the batch workspace and writes its own. What travels through

@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from pipeline.config import Settings
+from pipeline.contracts import BatchManifest, SourceDocument
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -68,6 +69,25 @@ class Workspace:
 
     def batch_file(self, name: str) -> Path:
         return self.root / name
+
+    def quarantine_path(self, doc_id: str) -> Path:
+        return self.path("quarantine", doc_id)
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.batch_file("manifest.json")
+
+    def read_manifest(self) -> BatchManifest:
+        """What the batch processes (written by pipeline.batch.discovery)."""
+        return self.read_model(self.manifest_path, BatchManifest)
+
+    def source(self, doc_id: str) -> SourceDocument | None:
+        """The document's manifest entry: its source path and sha256."""
+        return next((d for d in self.read_manifest().documents if d.doc_id == doc_id), None)
+
+    def source_path(self, doc_id: str) -> str | None:
+        source = self.source(doc_id)
+        return source.source_path if source else None
 
     def write_model(self, path: Path, model: BaseModel) -> Path:
         _atomic_write_bytes(path, model.model_dump_json(indent=1).encode("utf-8"))

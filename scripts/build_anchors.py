@@ -2,7 +2,7 @@
 """Build a versioned anchor set (anchors/<version>/) reproducibly.
 
 An anchor set holds translation pairs (English <-> de, es, zh, ja) used to fit and to
-judge the alignment maps (pipeline/anchors.py). Two kinds of rows:
+judge the alignment maps (pipeline/alignment). Two kinds of rows:
 
 * ``glossary``: the curated compliance / data-protection glossary,
   anchors/glossary/compliance.tsv (one concept per line in all five languages).
@@ -24,7 +24,7 @@ sha256 order (a deterministic, content-based sample).
 Held-out split: a concept (one English phrase or glossary key, with its four
 translations) is held out when int(sha256("heldout:" + concept_id)[:8], 16) % 5 == 0,
 i.e. ~20 %, fixed by content, so it never moves between versions. Fitting never sees
-held-out rows (pipeline/anchors.py chooses alpha on the training split alone).
+held-out rows (pipeline/alignment/fitting.py chooses alpha on the training split alone).
 
 Output (committed): ``anchors/<version>/rows.jsonl`` (id, concept, kind, lang, en, text,
 split) and ``anchors/<version>/manifest.json`` (sources with sha256, counts, the sha256

@@ -20,7 +20,7 @@ translation mechanically, by its position in the tree:
   same passages are queried in every language, so languages are comparable.
 
 A query's relevant passage is the English paragraph it translates; hit@k and MRR@10
-are computed against the whole pool (pipeline/anchors.py ``evaluate_golden``).
+are computed against the whole pool (pipeline/alignment/evaluation.py ``evaluate_golden``).
 
     .venv/bin/python scripts/build_golden_set.py            # fetches the .deb (sha256-checked)
 """

@@ -5,7 +5,7 @@ Each mode gets a fresh data root (its own registry, MLflow store, Airflow DB and
 Weaviate). Chunks are matched on (doc_id, chunk_index) and must have the same properties
 except batch_id (each run is its own batch) and vectors equal within --atol; the chunk
 uuids, which include the batch id, are not compared. The return values (XComs) of the batch
-tasks (load, qa_gate, promote_or_rollback, finish) must be equal too, once the names each
+steps (the stage table's batch steps) must be equal too, once the names each
 run gives its batch (run id, data root, staging collection) are replaced by placeholders.
 
     scripts/compare_modes.py [CORPUS] [--docker-url unix:///path/podman.sock] [--keep DIR]
@@ -33,9 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
+from pipeline.stages import BATCH_STEPS
+
 ROOT = Path(__file__).resolve().parents[1]
 IGNORED = {"batch_id"}
-BATCH_TASKS = ("load", "qa_gate", "promote_or_rollback", "finish")
+BATCH_TASKS = tuple(step.name for step in BATCH_STEPS)
 
 
 def free_port() -> int:
@@ -63,14 +65,14 @@ def mode_environment(mode: str, corpus: Path, data_root: Path, docker_url: str |
 
 def dump(out: Path) -> None:
     """(in a child process with a mode's environment) every live object, keyed by doc and chunk."""
-    from pipeline import store
+    from pipeline.stores import vector_store
     from pipeline.config import load_settings
 
     settings = load_settings()
     objects = {}
-    with store.connect(settings) as client:
+    with vector_store.connect(settings) as client:
         collection = client.collections.get(settings.weaviate.collection)
-        for _, properties, vector in store.iterate_objects(collection):
+        for _, properties, vector in vector_store.iterate_objects(collection):
             objects[f"{properties['doc_id']}#{properties['chunk_index']}"] = {"properties": properties, "vector": vector}
     out.write_text(json.dumps(objects, ensure_ascii=False))
 
@@ -78,7 +80,7 @@ def dump(out: Path) -> None:
 def run_mode(mode: str, corpus: Path, data_root: Path, docker_url: str | None) -> tuple[dict, float]:
     env = mode_environment(mode, corpus, data_root, docker_url)
     started = time.monotonic()
-    ingest = subprocess.run([sys.executable, "-m", "pipeline.cli", "ingest", str(corpus)], env=env,
+    ingest = subprocess.run([sys.executable, "-m", "pipeline.cli.main", "ingest", str(corpus)], env=env,
                             capture_output=True, text=True)
     elapsed = time.monotonic() - started
     print(f"--- {mode} mode: rosetta ingest {corpus} ({elapsed:.0f} s)")

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Install everything Rosetta needs on a Debian bookworm machine, reusing what is cached:
 #   1. Debian packages (Tesseract + vertical models, CJK fonts, poppler)
-#   2. the Python environment in .venv (pinned by requirements.txt) with rosetta installed
+#   2. the Python environment in .venv (pinned by requirements.txt, plus requirements-dev.txt's
+#      test and benchmark tools) with rosetta installed
 #   3. the Weaviate server, built from its Go module (version pinned in pipeline/defaults.yaml)
 #   4. the sample corpus (Debian documentation PDFs, sha256-checked; scans rendered)
 # Every step is skipped when its result is already there, so a second run takes seconds.
+#   scripts/install.sh          everything
+#   scripts/install.sh python   steps 1-2 only (what `make test-fast` needs)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -43,19 +46,21 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 stamp=".venv/.requirements.sha256"
-want="$(sha256sum requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)"
+want="$(sha256sum requirements.txt requirements-dev.txt pyproject.toml | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/pip install -q --upgrade pip
-  .venv/bin/pip install -q -r requirements.txt
+  .venv/bin/pip install -q -r requirements-dev.txt
   .venv/bin/pip install -q --no-deps -e .
   echo "$want" > "$stamp"
 else
   echo "requirements unchanged since the last install"
 fi
 
+[ "${1:-all}" = python ] && exit 0
+
 step "Weaviate server (built from its Go module)"
 read -r WEAVIATE_VERSION WEAVIATE_BINARY < <(.venv/bin/python -c \
-  "from pipeline.config import load_settings; from pipeline.store import embedded_binary_path as p; s = load_settings(); print(s.weaviate.version, p(s))" 2>/dev/null)
+  "from pipeline.config import load_settings; from pipeline.stores.vector_store import embedded_binary_path as p; s = load_settings(); print(s.weaviate.version, p(s))" 2>/dev/null)
 if [ -x "$WEAVIATE_BINARY" ]; then
   echo "weaviate-server v$WEAVIATE_VERSION cached at $WEAVIATE_BINARY"
 else

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build a PaddleOCR recognition model folder from the PP-OCRv6 model in the rapidocr wheel.
 
-extraction.ocr_engine: paddleocr (pipeline/ocr.py ``_paddleocr``) reads a local PaddleOCR
+extraction.ocr_engine: paddleocr (pipeline/ocr/engines.py ``_paddleocr``) reads a local PaddleOCR
 model export: ``inference.onnx`` plus the ``inference.yml`` that names the model and
 holds its preprocessing and character dictionary. The rapidocr wheel already ships the
 same PP-OCRv6 small recogniser as ONNX (sha256-checked here against rapidocr's

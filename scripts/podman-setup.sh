@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Containers without a Docker engine (DESIGN.md section 4): podman + buildah as root, with
+# Containers without a Docker engine (docs/decisions.md section 4): podman + buildah as root, with
 # their configuration and image storage under .containers/ (git-ignored, cacheable by CI).
 #
 #   scripts/podman-setup.sh env            print the exports that point podman at .containers/

@@ -21,6 +21,18 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
 SAMPLES = ROOT / "samples"
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "plugins"))  # rosetta_airflow, as Airflow puts its plugins folder on sys.path
+
+
+# A test that asks for one of these needs the real Weaviate, Airflow or the sample corpus:
+# it is marked ``integration`` and `make test-fast` leaves it out.
+INTEGRATION_FIXTURES = {"weaviate_server", "sample_corpus", "source_dir", "dagbag", "docker_mode", "kube_settings"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if INTEGRATION_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.integration)
 
 
 def free_port() -> int:
@@ -95,11 +107,11 @@ def isolated_module(request, settings, tmp_path_factory):
 @pytest.fixture(scope="session")
 def weaviate_server(settings):
     """The real Weaviate server (embedded) for the whole session."""
-    from pipeline import store
+    from pipeline.stores import vector_store
 
-    if not settings.weaviate.url and not store.embedded_binary_path(settings).exists():
-        pytest.fail(f"Weaviate binary {store.embedded_binary_path(settings)} missing: run `make install`")
-    with store.connect(settings) as client:
+    if not settings.weaviate.url and not vector_store.embedded_binary_path(settings).exists():
+        pytest.fail(f"Weaviate binary {vector_store.embedded_binary_path(settings)} missing: run `make install`")
+    with vector_store.connect(settings) as client:
         yield client
 
 

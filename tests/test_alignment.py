@@ -1,5 +1,5 @@
 """Alignment maps and anchor sets without Weaviate: the Procrustes fit, the retrieval
-metrics, anchor set integrity and diff, the trap of DESIGN.md section 7 on the real
+metrics, anchor set integrity and diff, the trap of docs/decisions.md section 7 on the real
 anchors, and `rosetta embed`."""
 
 from __future__ import annotations
@@ -13,10 +13,12 @@ import shutil
 import numpy as np
 import pytest
 
-from pipeline import anchors as anchor_sets
-from pipeline.alignment import AlignmentMap, fit_procrustes, load_production_map
-from pipeline.cli_anchors import register
-from pipeline.embedders import get_embedder
+from pipeline.alignment import anchor_sets
+from pipeline.alignment.evaluation import golden_path
+from pipeline.alignment.fitting import choose_alpha, retrieval_metrics
+from pipeline.alignment.maps import AlignmentMap, fit_procrustes, load_production_map
+from pipeline.cli.anchors import register
+from pipeline.embedding.embedders import get_embedder
 
 
 def unit(x: np.ndarray) -> np.ndarray:
@@ -55,7 +57,7 @@ def test_map_output_is_unit_length_and_identity_copies():
 def test_retrieval_metrics():
     candidates = np.eye(3, dtype=np.float32)
     queries = np.array([[1, 0, 0], [0, 0.4, 0.6], [0, 0, 1]], dtype=np.float32)  # query 1 ranks second
-    assert anchor_sets.retrieval_metrics(queries, candidates) == {"acc1": round(2 / 3, 4), "mrr": round((1 + 0.5 + 1) / 3, 4)}
+    assert retrieval_metrics(queries, candidates) == {"acc1": round(2 / 3, 4), "mrr": round((1 + 0.5 + 1) / 3, 4)}
 
 
 def test_anchor_set_v1_is_complete_and_verified(settings):
@@ -122,21 +124,20 @@ def test_diff_lists_changed_rows(settings, anchor_root, capsys):
 
 
 def test_the_trap_few_anchors_without_regularisation_destroy_retrieval(settings):
-    """DESIGN.md section 7 on the real anchors: plain Procrustes on 32 pairs collapses
+    """docs/decisions.md section 7 on the real anchors: plain Procrustes on 32 pairs collapses
     held-out accuracy; the regularised fit on the training split does not."""
     anchors = anchor_sets.load_anchor_set(settings, "v1")
     rows = [r for r in anchors.rows if r["lang"] == "ja"]
     vectors = anchor_sets.anchor_vectors(settings, anchors, "ja", get_embedder(settings.embedding.model))
     train = np.array([r["split"] == "train" for r in rows])
     x, y, held_x, held_y = vectors["text"][train], vectors["en"][train], vectors["text"][~train], vectors["en"][~train]
-    identity = anchor_sets.retrieval_metrics(held_x, held_y)
+    identity = retrieval_metrics(held_x, held_y)
     few = AlignmentMap("ja", "c", None, *fit_procrustes(x[:32], y[:32], alpha=0.0))
-    assert anchor_sets.retrieval_metrics(few.apply(held_x), held_y)["acc1"] < identity["acc1"] / 2
-    alpha, scores = anchor_sets.choose_alpha("ja", [r["concept"] for r in np.array(rows)[train]], x, y,
-                                             settings.anchors.alphas)
+    assert retrieval_metrics(few.apply(held_x), held_y)["acc1"] < identity["acc1"] / 2
+    alpha, scores = choose_alpha("ja", [r["concept"] for r in np.array(rows)[train]], x, y, settings.anchors.alphas)
     assert set(scores) == {str(a) for a in settings.anchors.alphas}
     good = AlignmentMap("ja", "c", None, *fit_procrustes(x, y, alpha))
-    assert anchor_sets.retrieval_metrics(good.apply(held_x), held_y)["acc1"] >= identity["acc1"]
+    assert retrieval_metrics(good.apply(held_x), held_y)["acc1"] >= identity["acc1"]
 
 
 def run_cli(argv: list[str], stdin: str = "", monkeypatch=None) -> int:
@@ -159,7 +160,7 @@ def test_embed_command_writes_vectors_in_input_order(settings, tmp_path, monkeyp
 
 
 def test_eval_command_on_a_small_golden_set(settings, tmp_path, monkeypatch, capsys):
-    golden = json.loads(anchor_sets.golden_path(settings).read_text(encoding="utf-8"))
+    golden = json.loads(golden_path(settings).read_text(encoding="utf-8"))
     queries = [q for q in golden["queries"] if q["lang"] in ("de", "ja")][:16]
     relevant = {q["relevant"] for q in queries}
     small = {"passages": [p for p in golden["passages"] if p["id"] in relevant] + golden["passages"][:30],

@@ -17,9 +17,12 @@ import pypdfium2 as pdfium
 import pytest
 from weaviate.classes.query import Filter
 
-from pipeline import anchors
-from pipeline.alignment import IDENTITY, configure_mlflow, load_map_version, load_production_map, registered_model_name
-from pipeline.cli_anchors import register
+from pipeline.alignment import fitting
+from pipeline.alignment.evaluation import audit
+from pipeline.alignment.maps import IDENTITY, load_map_version, load_production_map, registered_model_name
+from pipeline.alignment.realign import realign_language
+from pipeline.cli.anchors import register
+from pipeline.stores.tracking import configure_mlflow
 from pipeline.workspace import Workspace
 
 from conftest import FIXTURES, free_port
@@ -39,7 +42,7 @@ def chunks(client, settings) -> list[tuple[str, dict, list[float]]]:
 @pytest.fixture(scope="module")
 def loaded(settings, weaviate_server, sample_corpus, tmp_path_factory):
     """An English fixture and two pages of the Japanese maint-guide, through corpus_refresh."""
-    from pipeline.runner import run_dag
+    from pipeline.cli.dag_runs import run_dag
 
     folder = tmp_path_factory.mktemp("anchors-docs")
     source = pdfium.PdfDocument(str(sample_corpus / "ja" / "maint-guide.pdf"))
@@ -54,6 +57,24 @@ def loaded(settings, weaviate_server, sample_corpus, tmp_path_factory):
     return before
 
 
+def use_identity(settings) -> None:
+    """Production back to identity (no alias), whatever an earlier test promoted."""
+    if fitting.production_version(settings, LANG) != IDENTITY:
+        configure_mlflow(settings).delete_registered_model_alias(registered_model_name(settings, LANG),
+                                                                 settings.alignment.alias)
+
+
+@pytest.fixture
+def production_map(settings, loaded) -> str:
+    """A fitted map in production (fitted and promoted here unless an earlier test did)."""
+    current = fitting.production_version(settings, LANG)
+    if current == IDENTITY:
+        fitted = fitting.fit_candidate(settings, LANG)
+        assert fitting.promote(settings, LANG, fitted["version"])["promoted"]
+        current = fitted["version"]
+    return current
+
+
 def run_cli(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers(dest="command", required=True))
@@ -62,24 +83,24 @@ def run_cli(argv: list[str]) -> int:
 
 
 def test_gate_rejects_a_bad_map_and_promotes_a_good_one(settings, weaviate_server, loaded, capsys):
-    assert anchors.production_version(settings, LANG) == IDENTITY
+    use_identity(settings)
     ja_before = {u for u, p, _ in loaded if p["lang"] == LANG}
 
     # Too few anchors, no pull toward identity: rejected, production unchanged.
-    bad = anchors.fit_candidate(settings, LANG, alphas=[0.0], max_train=32)
+    bad = fitting.fit_candidate(settings, LANG, alphas=[0.0], max_train=32)
     assert bad["metrics"]["fitted"]["acc1"] < bad["metrics"]["identity"]["acc1"]
-    assert anchors.gate(settings, LANG, bad["version"])["decision"] == anchors.REJECTED
-    refused = anchors.promote(settings, LANG, bad["version"])
+    assert fitting.gate(settings, LANG, bad["version"])["decision"] == fitting.REJECTED
+    refused = fitting.promote(settings, LANG, bad["version"])
     assert not refused["promoted"] and "rejected" in refused["reason"]
-    assert anchors.production_version(settings, LANG) == IDENTITY
+    assert fitting.production_version(settings, LANG) == IDENTITY
 
     # Fitted on the whole training split with alpha chosen there: promoted, re-aligned.
-    good = anchors.fit_candidate(settings, LANG)
-    decided = anchors.gate(settings, LANG, good["version"])
-    assert decided["decision"] == anchors.APPROVED, decided["reason"]
-    assert anchors.promote(settings, LANG, good["version"])["promoted"]
-    assert anchors.production_version(settings, LANG) == good["version"]
-    outcome = anchors.realign_language(settings, LANG, f"realign-test-{LANG}")
+    good = fitting.fit_candidate(settings, LANG)
+    decided = fitting.gate(settings, LANG, good["version"])
+    assert decided["decision"] == fitting.APPROVED, decided["reason"]
+    assert fitting.promote(settings, LANG, good["version"])["promoted"]
+    assert fitting.production_version(settings, LANG) == good["version"]
+    outcome = realign_language(settings, LANG, f"realign-test-{LANG}")
     assert outcome["status"] == "promoted" and outcome["qa_passed"]
     assert outcome["chunks"] == len(ja_before) == outcome["replaced"]
 
@@ -92,11 +113,11 @@ def test_gate_rejects_a_bad_map_and_promotes_a_good_one(settings, weaviate_serve
     assert {u for u, p, _ in after if p["lang"] == "en"} == en_before  # other languages untouched
 
     # A second pass has nothing left to do.
-    assert anchors.realign_language(settings, LANG, f"realign-test-{LANG}-again")["status"] == "nothing_to_do"
+    assert realign_language(settings, LANG, f"realign-test-{LANG}-again")["status"] == "nothing_to_do"
 
-    rows = {r["version"]: r for r in anchors.audit(settings) if r["lang"] == LANG}
-    assert rows[bad["version"]]["decision"] == anchors.REJECTED and rows[bad["version"]]["chunks"] == 0
-    assert rows[good["version"]]["decision"] == anchors.PROMOTED and rows[good["version"]]["production"]
+    rows = {r["version"]: r for r in audit(settings) if r["lang"] == LANG}
+    assert rows[bad["version"]]["decision"] == fitting.REJECTED and rows[bad["version"]]["chunks"] == 0
+    assert rows[good["version"]]["decision"] == fitting.PROMOTED and rows[good["version"]]["production"]
     assert rows[good["version"]]["chunks"] == len(ja_before) and rows[IDENTITY]["chunks"] == 0
     assert run_cli(["anchors", "audit"]) == 0
     printed = [line.split() for line in capsys.readouterr().out.splitlines()]
@@ -124,7 +145,7 @@ def test_lineage_every_chunk_names_the_map_and_anchor_set_that_produced_its_vect
         raw = ws.read_array(ws.path("embed", p["doc_id"], "raw.npy"))[p["chunk_index"]]
         assert np.allclose(maps[key].apply(raw[None, :])[0], vector, atol=1e-5), uuid
 
-    audit_counts = {(r["lang"], r["version"]): r["chunks"] for r in anchors.audit(settings) if r["chunks"]}
+    audit_counts = {(r["lang"], r["version"]): r["chunks"] for r in audit(settings) if r["chunks"]}
     assert audit_counts == counts
     collection = live(weaviate_server, settings)
     for (lang, version), n in counts.items():
@@ -133,18 +154,62 @@ def test_lineage_every_chunk_names_the_map_and_anchor_set_that_produced_its_vect
         assert direct == n
 
 
-def test_the_anchors_dag_keeps_production_when_the_refit_is_no_better(settings, weaviate_server, loaded):
+def test_the_anchors_dag_keeps_production_when_the_refit_is_no_better(settings, weaviate_server, production_map):
     """A refit on the same anchors equals production, so it does not beat it: rejected."""
-    from pipeline.runner import run_dag
+    from pipeline.cli.dag_runs import run_dag
 
-    current = anchors.production_version(settings, LANG)
-    assert current != IDENTITY  # promoted by the gate test
+    current = production_map
     _, state = run_dag("anchors", {"languages": [LANG], "anchor_set": ""}, settings)
     assert state == "success"
-    rows = [r for r in anchors.audit(settings) if r["lang"] == LANG]
+    rows = [r for r in audit(settings) if r["lang"] == LANG]
     newest = max((r for r in rows if r["version"] != IDENTITY), key=lambda r: int(r["version"]))
-    assert newest["decision"] == anchors.REJECTED and "does not beat production" in newest["reason"]
-    assert anchors.production_version(settings, LANG) == current
+    assert newest["decision"] == fitting.REJECTED and "does not beat production" in newest["reason"]
+    assert fitting.production_version(settings, LANG) == current
+
+
+def test_a_realign_batch_rejected_in_qa_review_restores_the_chunks_it_replaced(settings, weaviate_server, loaded,
+                                                                               monkeypatch):
+    """`rosetta qa reject` on a promoted re-alignment batch rolls it back like any batch:
+    it has a manifest, so the registry is restored too, and nothing crashes."""
+    from pipeline.batch.review import review
+    from pipeline.stores.document_registry import DocumentRegistry
+
+    before = {u: p for u, p, _ in chunks(weaviate_server, settings)}
+    owners = {p["doc_id"]: p["batch_id"] for p in before.values() if p["lang"] == LANG}
+    # A map no live chunk carries yet, made production directly: the live chunks are stale
+    # whatever an earlier test promoted. The alias is put back afterwards.
+    client, name = configure_mlflow(settings), registered_model_name(settings, LANG)
+    previous = fitting.production_version(settings, LANG)
+    fitted = fitting.fit_candidate(settings, LANG)
+    client.set_registered_model_alias(name, settings.alignment.alias, fitted["version"])
+    batch_id = f"realign-review-{LANG}-v{fitted['version']}"
+    try:
+        outcome = realign_language(settings, LANG, batch_id)
+        assert outcome["status"] == "promoted" and outcome["kind"] == "realign", outcome
+        assert outcome["chunks"] == sum(p["lang"] == LANG for p in before.values()) == outcome["replaced"]
+        assert {p["batch_id"] for _, p, _ in chunks(weaviate_server, settings) if p["lang"] == LANG} == {batch_id}
+        ws = Workspace(settings, batch_id)
+        assert ws.read_manifest().kind == "realign"
+        assert {d.doc_id for d in ws.read_manifest().documents} == set(owners)
+        assert ws.read_json(ws.batch_file("realign.json"))["sources"] == owners
+        sampled = ws.read_json(ws.batch_file("qa_report.json"))["sample"][0]["chunk_id"]
+        monkeypatch.setattr(settings.qa, "max_failure_rate", 0.0)
+        verdict = review(batch_id, [sampled], "test: wrong alignment", settings)
+    finally:
+        if previous == IDENTITY:
+            client.delete_registered_model_alias(name, settings.alignment.alias)
+        else:
+            client.set_registered_model_alias(name, settings.alignment.alias, previous)
+
+    assert verdict["rolled_back"] and verdict["rollback"]["restored"] == outcome["replaced"]
+    after = {u: p for u, p, _ in chunks(weaviate_server, settings)}
+    assert set(after) == set(before)  # the chunks the batch replaced are back, same uuids
+    assert {u: p["alignment_version"] for u, p in after.items()} == {u: p["alignment_version"] for u, p in before.items()}
+    registry = DocumentRegistry(settings.document_registry_path)
+    assert registry.batch(batch_id).status == "rolled_back"
+    for doc_id, batch in owners.items():
+        row = registry.get(doc_id)
+        assert row.status == "loaded" and row.last_batch == batch, row
 
 
 @pytest.fixture
@@ -177,13 +242,13 @@ def mlflow_server(settings, weaviate_server, tmp_path):
 def test_registry_works_against_a_real_mlflow_server(mlflow_server):
     remote, artifacts = mlflow_server
     lang = "zh"
-    assert anchors.production_version(remote, lang) == IDENTITY
-    fitted = anchors.fit_candidate(remote, lang)
-    assert anchors.gate(remote, lang, fitted["version"])["decision"] == anchors.APPROVED
-    assert anchors.promote(remote, lang, fitted["version"])["promoted"]
+    assert fitting.production_version(remote, lang) == IDENTITY
+    fitted = fitting.fit_candidate(remote, lang)
+    assert fitting.gate(remote, lang, fitted["version"])["decision"] == fitting.APPROVED
+    assert fitting.promote(remote, lang, fitted["version"])["promoted"]
     production = load_production_map(remote, lang)
     assert production.version == fitted["version"] and production.anchor_set_version == "v1"
     assert production.matrix.shape == (512, 512)
     assert list(artifacts.rglob(f"{lang}.npz"))  # the matrix went through the server's artifact store
-    rows = [r for r in anchors.audit(remote) if r["lang"] == lang]
+    rows = [r for r in audit(remote) if r["lang"] == lang]
     assert [r["version"] for r in rows] == [IDENTITY, fitted["version"]] and rows[1]["production"]

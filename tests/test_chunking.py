@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import chunking, sentences, structure
+from pipeline.stages import chunk as chunking
+from pipeline.stages import structure
+from pipeline.text import sentences
 from pipeline.contracts import ChunkedDocument, CleanedDocument, StructuredDocument
 from test_structure import DOCUMENTS, cleaned, golden_document
 
@@ -151,8 +153,8 @@ def test_semantic_density_ranks_specific_text_above_boilerplate():
 
 @pytest.fixture(scope="module")
 def corpus_documents(sample_corpus, settings):
-    from pipeline.extraction import extract_file
-    from pipeline.language import clean_and_detect
+    from pipeline.stages.extract import extract_file
+    from pipeline.stages.language import clean_and_detect
 
     docs = []
     for path in sorted(sample_corpus.rglob("*.pdf")):

@@ -21,7 +21,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SETUP = ROOT / "scripts" / "podman-setup.sh"
-OCR_PACKAGES = ["rapidocr", "onnxruntime", "opencv-python-headless", "pytesseract", "pdfplumber", "pypdfium2"]
+OCR_PACKAGES = ["rapidocr", "onnxruntime", "opencv-python-headless", "pdfplumber", "pypdfium2"]
 STAGE = "structure"  # the lightest image: pydantic, PyYAML, numpy
 
 
@@ -37,9 +37,9 @@ def test_ocr_dependencies_are_only_in_the_extract_image(settings):
         import requirements as stage_requirements
     finally:
         sys.path.pop(0)
-    from pipeline.flow import DOCUMENT_STAGES
+    from pipeline.stages import CONTAINER_STAGES
 
-    assert set(stage_requirements.STAGES) == {name for name, _ in DOCUMENT_STAGES} | {"batch"}
+    assert {p.stem for p in (ROOT / "docker" / "requirements").glob("*.txt")} == {s.image for s in CONTAINER_STAGES}
     for path in (ROOT / "docker" / "requirements").glob("*.txt"):
         names = {stage_requirements.canonical(line.split("==")[0]) for line in path.read_text().splitlines()
                  if line and not line.startswith("#")}
@@ -89,12 +89,12 @@ def docker_mode(settings, podman_socket, tmp_path, monkeypatch):
 def test_structure_stage_in_its_container_equals_local(docker_mode, sample_corpus):
     from airflow.dag_processing.dagbag import DagBag
 
-    from pipeline import structure
-    from pipeline.batch import run_stage
+    from pipeline.batch.runner import run_stage
     from pipeline.contracts import DocRef
-    from pipeline.registry import Registry
-    from pipeline.runner import prepare_airflow, run_dag
+    from pipeline.stages import stage
+    from pipeline.stores.document_registry import DocumentRegistry
     from pipeline.workspace import Workspace
+    from rosetta_airflow.runner import prepare_airflow, run_dag
 
     settings = docker_mode
     document = settings.source_dir / "en" / "maint-guide.pdf"
@@ -108,25 +108,25 @@ def test_structure_stage_in_its_container_equals_local(docker_mode, sample_corpu
 
     run_id, state = run_dag("reprocess_document", {"document": str(document)}, settings)
     assert state == "success"
-    [doc] = Registry(settings.registry_path).batch(run_id).summary["documents"]
+    [doc] = DocumentRegistry(settings.document_registry_path).batch(run_id).summary["documents"]
     assert doc["status"] == "loaded" and doc["chunks"] > 0
 
     ws = Workspace(settings, run_id)
     output = ws.path(STAGE, doc["doc_id"])
     from_container = output.read_bytes()
-    local = run_stage(structure, DocRef(batch_id=run_id, doc_id=doc["doc_id"]), settings)
+    local = run_stage(stage(STAGE), DocRef(batch_id=run_id, doc_id=doc["doc_id"]), settings)
     assert local.status == "ok" and Path(local.output) == output
     assert output.read_bytes() == from_container
 
     # `rosetta stage load|qa|promote --batch B` (a container) rebuilds its input from the workspace:
     # the same dicts as the in-process tasks' XComs, so downstream tasks see no difference.
-    from pipeline.batch import workspace_checked, workspace_loaded, workspace_results
+    from pipeline.publish import load, promote, qa
 
     xcoms = return_values("reprocess_document", run_id)
     assert xcoms["load"]["objects"] == doc["chunks"]
-    assert workspace_results(settings, run_id) == xcoms["load"]["results"]
-    assert workspace_loaded(settings, run_id) == xcoms["load"]
-    assert workspace_checked(settings, run_id) == xcoms["qa_gate"]
+    assert load.upstream_from_workspace(settings, run_id) == xcoms["load"]["results"]
+    assert qa.upstream_from_workspace(settings, run_id) == xcoms["load"]
+    assert promote.upstream_from_workspace(settings, run_id) == xcoms["qa"]
 
 
 def return_values(dag_id: str, run_id: str) -> dict[str, object]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import enrichment
+from pipeline.text import regulations as enrichment
 
 
 @pytest.mark.parametrize("text,expected", [

@@ -14,9 +14,12 @@ from pathlib import Path
 import pytest
 
 import scan_pages
-from pipeline import batch, extraction
-from pipeline.cli import main as cli_main
+from pipeline.batch import discovery
+from pipeline.batch.runner import run_stage
+from pipeline.cli.main import main as cli_main
 from pipeline.contracts import DocRef, DocumentError
+from pipeline.extraction.pdf import clean_text
+from pipeline.stages import EXTRACT, extract, stage
 
 FIXTURES = Path(__file__).parent / "fixtures"
 KINDS = FIXTURES / "kinds"
@@ -48,7 +51,7 @@ def truth(pdf: Path) -> str:
 )
 def test_scanned_page_kinds(settings, name, direction, rotation, engine, max_cer):
     pdf = KINDS / f"{name}.pdf"
-    doc = extraction.extract_file(pdf, settings, doc_id=name)
+    doc = extract.extract_file(pdf, settings, doc_id=name)
     (page,) = doc.pages
     assert page.method == "ocr"
     assert page.direction == direction and page.rotation == rotation
@@ -60,7 +63,7 @@ def test_scanned_page_kinds(settings, name, direction, rotation, engine, max_cer
 def test_code_in_vertical_chinese_keeps_its_symbols(settings):
     """Upright full-width ： and - in vertical Chinese reach PP-OCR sideways (it read
     "installgentoo", "gentootarget"); Tesseract chi_tra_vert reads them upright."""
-    doc = extraction.extract_file(KINDS / "zh-tw-vertical-code.pdf", settings, doc_id="code")
+    doc = extract.extract_file(KINDS / "zh-tw-vertical-code.pdf", settings, doc_id="code")
     (page,) = doc.pages
     assert "chi_tra_vert" in page.engine and any("chi_tra_vert" in e for e in doc.engines)
     text = scan_pages.normalise(page.text)
@@ -72,7 +75,7 @@ def test_vertical_chinese_without_its_tesseract_model_keeps_the_pp_ocr_read(sett
     languages = {**settings.languages, "zh": settings.languages["zh"].model_copy(
         update={"tesseract_vertical": "no_such_vert", "tesseract_vertical_traditional": "no_such_vert"})}
     crippled = settings.model_copy(update={"languages": languages})
-    (page,) = extraction.extract_file(KINDS / "zh-tw-vertical-code.pdf", crippled, doc_id="code").pages
+    (page,) = extract.extract_file(KINDS / "zh-tw-vertical-code.pdf", crippled, doc_id="code").pages
     assert "no_such_vert unavailable" in caplog.text and "tesseract" not in page.engine
     assert scan_pages.cer(truth(KINDS / "zh-tw-vertical-code.pdf"), page.text) < 10
 
@@ -83,7 +86,7 @@ def test_heading_over_vertical_text_is_read_in_its_own_direction(settings):
     each of its glyphs was taken for a column, right to left)."""
     pdf = KINDS / "ja-vertical-heading.pdf"
     heading, *body = truth(pdf).splitlines()
-    (page,) = extraction.extract_file(pdf, settings, doc_id="heading").pages
+    (page,) = extract.extract_file(pdf, settings, doc_id="heading").pages
     directions = [b.direction for b in page.blocks]
     assert directions == sorted(directions) and set(directions) == {"horizontal", "vertical"}  # heading first
     top = [b for b in page.blocks if b.direction == "horizontal"]
@@ -97,7 +100,7 @@ def test_two_tier_and_two_column_reading_order(settings):
     """Paragraphs come out in reading order: tier by tier, left column before right."""
     for name in ("zh-tw-vertical-2tier", "en-two-column"):
         pdf = KINDS / f"{name}.pdf"
-        page = extraction.extract_file(pdf, settings).pages[0]
+        page = extract.extract_file(pdf, settings).pages[0]
         paragraphs = [scan_pages.normalise(p) for p in truth(pdf).splitlines() if p.strip()]
         text = scan_pages.normalise(page.text)
         # each paragraph's start is found after the previous one's
@@ -111,14 +114,14 @@ def test_two_tier_and_two_column_reading_order(settings):
                                            ("ja-vertical-small", 2.5)])
 def test_image_only_fixtures_are_ocred(settings, name, max_cer):
     pdf = FIXTURES / f"{name}.pdf"
-    page = extraction.extract_file(pdf, settings).pages[0]
+    page = extract.extract_file(pdf, settings).pages[0]
     assert page.method == "ocr"
     assert scan_pages.cer(truth(pdf), page.text) <= max_cer
 
 
 def test_mixed_page_reads_text_layer_and_scanned_region(settings):
     pdf = KINDS / "mixed-page.pdf"
-    (page,) = extraction.extract_file(pdf, settings).pages
+    (page,) = extract.extract_file(pdf, settings).pages
     assert page.method == "text_layer"
     methods = [b.method for b in page.blocks]
     assert methods == ["text_layer", "ocr"]
@@ -126,7 +129,7 @@ def test_mixed_page_reads_text_layer_and_scanned_region(settings):
 
 
 def test_born_digital_text_layer(settings):
-    doc = extraction.extract_file(FIXTURES / "en-born-digital.pdf", settings, doc_id="en", sha256="x")
+    doc = extract.extract_file(FIXTURES / "en-born-digital.pdf", settings, doc_id="en", sha256="x")
     assert [p.method for p in doc.pages] == ["text_layer", "text_layer"]
     assert doc.engines[0].startswith("pdfium-")
     text = "\n".join(p.text for p in doc.pages)
@@ -174,7 +177,7 @@ def test_table_ruled_only_between_columns_is_read_whole_and_once(settings, tmp_p
             ("libfoo1", "any", "same", "shared library"),
             ("libfoo1-dbg", "any", "same", "debugging symbols"),
             ("libfoo-dev", "any", "same", "development files")]
-    doc = extraction.extract_file(ruled_table_pdf(tmp_path / "table.pdf", rows), settings, doc_id="table")
+    doc = extract.extract_file(ruled_table_pdf(tmp_path / "table.pdf", rows), settings, doc_id="table")
     (page,) = doc.pages
     (table,) = [b for b in page.blocks if b.kind == "table"]
     assert table.text.splitlines() == [" | ".join(row) for row in rows]
@@ -184,9 +187,9 @@ def test_table_ruled_only_between_columns_is_read_whole_and_once(settings, tmp_p
 
 
 def test_soft_hyphens_are_resolved():
-    assert extraction._clean_text("vor\ufffekommen") == "vorkommen"
-    assert extraction._clean_text("Debian\ufffePaketarchiv") == "Debian-Paketarchiv"
-    assert extraction._clean_text("Trenn\u00adung") == "Trennung"
+    assert clean_text("vor\ufffekommen") == "vorkommen"
+    assert clean_text("Debian\ufffePaketarchiv") == "Debian-Paketarchiv"
+    assert clean_text("Trenn\u00adung") == "Trennung"
 
 
 @pytest.mark.parametrize(
@@ -203,15 +206,15 @@ def test_soft_hyphens_are_resolved():
 )
 def test_bad_files_raise_document_error(settings, name, reason):
     with pytest.raises(DocumentError) as err:
-        extraction.extract_file(FIXTURES / name, settings)
+        extract.extract_file(FIXTURES / name, settings)
     assert err.value.reason == reason
 
 
 def test_bad_files_are_quarantined_and_the_batch_goes_on(settings, tmp_path):
     files = [FIXTURES / n for n in ("corrupt.pdf", "encrypted.pdf", "zero-pages.pdf", "en-born-digital.pdf")]
-    manifest = batch.write_manifest(settings, "extract-quarantine", "corpus_refresh",
-                                    [batch.source_document(f, settings, doc_id=f.stem) for f in files], [])
-    results = {d.doc_id: batch.run_stage(extraction, DocRef(batch_id=manifest.batch_id, doc_id=d.doc_id), settings)
+    manifest = discovery.write_manifest(settings, "extract-quarantine", "corpus_refresh",
+                                    [discovery.source_document(f, settings, doc_id=f.stem) for f in files], [])
+    results = {d.doc_id: run_stage(stage(EXTRACT), DocRef(batch_id=manifest.batch_id, doc_id=d.doc_id), settings)
                for d in manifest.documents}
     assert {k: (r.status, r.reason) for k, r in results.items()} == {
         "corrupt": ("quarantined", "corrupt_pdf"),

@@ -29,24 +29,16 @@ def kube_settings(settings, monkeypatch):
 
 
 def _stages() -> list[str]:
-    """The stages and batch steps with resources in the config (collected without importing Airflow)."""
-    from pipeline.config import load_settings
+    """Every stage that runs in a container: the per-document stages and the batch steps but finish."""
+    from pipeline.stages import CONTAINER_STAGES
 
-    return list(load_settings().containers.resources)
-
-
-def test_every_stage_and_batch_step_has_resources(settings):
-    from pipeline.batch import BATCH_STEPS as ENTRYPOINTS
-    from pipeline.flow import BATCH_STEPS, DOCUMENT_STAGES
-
-    assert [name for name, _ in BATCH_STEPS] == list(ENTRYPOINTS)  # `rosetta stage` runs every batch step
-    assert _stages() == [name for name, _ in DOCUMENT_STAGES + BATCH_STEPS]
+    return [s.name for s in CONTAINER_STAGES]
 
 
 def is_batch_step(stage: str) -> bool:
-    from pipeline.batch import BATCH_STEPS
+    from pipeline.stages import stage as stage_named
 
-    return stage in BATCH_STEPS
+    return stage_named(stage).kind == "batch"
 
 
 def _schema_version() -> str:
@@ -60,7 +52,7 @@ def rendered(stage: str, settings) -> dict:
     """The pod of one document's stage, or of a batch step (no document)."""
     from kubernetes.client import ApiClient
 
-    from rosetta_operators.kubernetes_mode import render_pod
+    from rosetta_airflow.kubernetes_mode import render_pod
 
     doc_id = None if is_batch_step(stage) else PREVIOUS["doc_id"]
     return ApiClient().sanitize_for_serialization(render_pod(stage, settings, PREVIOUS["batch_id"], doc_id))
@@ -88,12 +80,12 @@ def test_pod_has_the_stage_image_command_resources_and_volumes(stage, kube_setti
     pod = rendered(stage, settings)
     assert pod["metadata"]["namespace"] == settings.containers.kubernetes.namespace
     container = stage_container(pod)
-    image = "batch" if is_batch_step(stage) else stage
+    image = "batch" if is_batch_step(stage) else stage  # the batch steps share one image
     assert container["image"] == f"localhost/rosetta-{image}:{pipeline_version()}"
     assert container["command"] == ["/bin/sh", "-c"]
     document = [] if is_batch_step(stage) else ["--doc", PREVIOUS["doc_id"]]
     assert container["args"][1:] == ["rosetta", "stage", stage, "--batch", PREVIOUS["batch_id"], *document]
-    wanted = settings.containers.resources[stage]
+    wanted = settings.stage_resources(stage)
     assert container["resources"] == {"requests": {"cpu": wanted.cpu, "memory": wanted.memory},
                                       "limits": {"memory": wanted.memory}}
     claims = {v["name"]: v["persistentVolumeClaim"] for v in pod["spec"]["volumes"] if "persistentVolumeClaim" in v}
@@ -112,7 +104,7 @@ def test_pod_has_the_stage_image_command_resources_and_volumes(stage, kube_setti
 def test_pod_script_passes_ids_verbatim_and_keeps_the_last_line(kube_settings, tmp_path):
     """Run the pod's /bin/sh script with a stand-in entrypoint: the ids reach it unquoted and
     untouched, its last stdout line is what the sidecar reads, and a failure stays a failure."""
-    from rosetta_operators.kubernetes_mode import XCOM_FILE
+    from rosetta_airflow.kubernetes_mode import XCOM_FILE
 
     container = stage_container(rendered("chunk", kube_settings))
     assert container["command"] == ["/bin/sh", "-c"]
@@ -137,23 +129,23 @@ def test_pod_script_passes_ids_verbatim_and_keeps_the_last_line(kube_settings, t
 def test_every_stage_task_is_a_pod_in_kubernetes_mode(kube_settings):
     from airflow.dag_processing.dagbag import DagBag
 
-    from pipeline.flow import BATCH_STEPS, DOCUMENT_STAGES
-    from pipeline.runner import prepare_airflow
-    from rosetta_operators import image
+    from pipeline.stages import BATCH_STEPS, DOCUMENT_STAGES, FINISH
+    from rosetta_airflow.containers import image
+    from rosetta_airflow.runner import prepare_airflow
 
     prepare_airflow()
     bag = DagBag(dag_folder=str(ROOT / "dags"))
     assert bag.import_errors == {}
     for dag_id in ("corpus_refresh", "reprocess_document"):
         dag = bag.get_dag(dag_id)
-        for stage, _ in DOCUMENT_STAGES:
+        for stage in (s.name for s in DOCUMENT_STAGES):
             task = dag.get_task(stage)
             assert task.operator_class.__name__ == "StagePodOperator", (dag_id, stage)
             assert task.partial_kwargs["image"] == image(stage, kube_settings)
         assert dag.get_task("extract").partial_kwargs["max_active_tis_per_dagrun"] == 2
         upstream = "enrich"
-        for step, local_task in BATCH_STEPS:  # same task ids and trigger rules as in-process
-            task = dag.get_task(local_task.kwargs["task_id"])
+        for step in (s.name for s in BATCH_STEPS if s.name != FINISH):  # same task ids and trigger rules
+            task = dag.get_task(step)
             assert type(task).__name__ == "BatchPodOperator" and task.stage == step, (dag_id, step)
             assert task.image == image(step, kube_settings) and task.trigger_rule == "none_failed"
             assert task.upstream_task_ids == {upstream}

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import language
+from pipeline.stages import language
+from pipeline.text import cleaning, langid
 from pipeline.contracts import Block, DocumentError, ExtractedDocument, Page
 
 BODY = {
@@ -46,7 +47,7 @@ def test_headers_footers_page_numbers_and_watermarks_removed(settings, lang):
         if n in (2, 5, 8):
             body.insert(2, repeated_body)
         pages.append(["Debian New Maintainers' Guide", "\n".join(body), PAGE_NUMBER_FORMS[lang](n, total)])
-    kept, removed = language.clean_pages(document(pages), settings)
+    kept, removed = cleaning.clean_pages(document(pages), settings)
     reasons = {(r.text, r.reason) for r in removed}
     assert ("Debian New Maintainers' Guide", "running_header_footer") in reasons
     assert ("CONFIDENTIAL DRAFT", "watermark") in reasons
@@ -62,18 +63,18 @@ def test_headers_footers_page_numbers_and_watermarks_removed(settings, lang):
 def test_page_number_forms(line):
     import unicodedata
 
-    assert language.PAGE_NUMBER.match(unicodedata.normalize("NFKC", line))
+    assert cleaning.PAGE_NUMBER.match(unicodedata.normalize("NFKC", line))
 
 
 def test_garbage_lines(settings):
-    assert language.is_garbage("~~|#@@^^%%*&$#", 0.5)
-    assert not language.is_garbage("Kapitel 3: Die Werkzeuge (Übersicht)", 0.5)
-    assert not language.is_garbage("「パッケージ」の作成。", 0.5)
+    assert cleaning.is_garbage("~~|#@@^^%%*&$#", 0.5)
+    assert not cleaning.is_garbage("Kapitel 3: Die Werkzeuge (Übersicht)", 0.5)
+    assert not cleaning.is_garbage("「パッケージ」の作成。", 0.5)
 
 
 @pytest.mark.parametrize("lang", sorted(BODY))
 def test_detect_block_paragraphs(settings, lang):
-    assert language.detect_block(BODY[lang], settings)[0] == lang
+    assert langid.detect_block(BODY[lang], settings)[0] == lang
 
 
 @pytest.mark.parametrize(
@@ -85,7 +86,7 @@ def test_detect_block_paragraphs(settings, lang):
     ],
 )
 def test_acronyms_do_not_flip_the_language(settings, text, lang):
-    assert language.detect_block(text, settings)[0] == lang
+    assert langid.detect_block(text, settings)[0] == lang
 
 
 @pytest.mark.parametrize(
@@ -110,19 +111,19 @@ def test_acronyms_do_not_flip_the_language(settings, text, lang):
     ],
 )
 def test_short_cjk_and_code_switched(settings, text, lang):
-    assert language.detect_block(text, settings)[0] == lang
+    assert langid.detect_block(text, settings)[0] == lang
 
 
 def test_han_vote_reads_shared_forms_as_chinese():
-    assert language.han_script_vote("使用禁止") == "zh"  # every form is common to both: ambiguous
-    assert language.han_script_vote("读取配置文件") == "zh"  # simplified-only forms
-    assert language.han_script_vote("書き込み込込") == "ja"  # 込 exists only in Japanese
+    assert langid.han_script_vote("使用禁止") == "zh"  # every form is common to both: ambiguous
+    assert langid.han_script_vote("读取配置文件") == "zh"  # simplified-only forms
+    assert langid.han_script_vote("書き込み込込") == "ja"  # 込 exists only in Japanese
 
 
 @pytest.mark.parametrize("text, lang", [("Le fichier est introuvable", "fr"), ("Il file non è stato trovato", "it")])
 def test_short_unconfigured_language_is_kept(settings, text, lang):
     # the configured-language fallback only takes a runner-up with a tenth of the top score
-    assert language.detect_block(text, settings)[0] == lang
+    assert langid.detect_block(text, settings)[0] == lang
 
 
 def test_document_language_and_confidence(settings):

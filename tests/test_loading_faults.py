@@ -20,10 +20,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline import batch as batch_mod
-from pipeline import loading, qa, store
+from pipeline.batch import discovery, review, runner
+from pipeline.publish import load, promote, qa
+from pipeline.stores import vector_store as store
 from pipeline.contracts import DocRef
-from pipeline.registry import Registry
+from pipeline.stores.document_registry import DocumentRegistry
 from pipeline.workspace import Workspace
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -42,10 +43,10 @@ def live(settings, weaviate_server, monkeypatch):
 
 def stage_batch(settings, batch_id: str, files: dict[str, Path]) -> list[str]:
     """Run the six per-document stages of a batch for {doc_id: file}; returns the doc ids."""
-    docs = [batch_mod.source_document(path, settings, doc_id=doc_id) for doc_id, path in files.items()]
-    batch_mod.write_manifest(settings, batch_id, "corpus_refresh", docs, [])
+    docs = [discovery.source_document(path, settings, doc_id=doc_id) for doc_id, path in files.items()]
+    discovery.write_manifest(settings, batch_id, "corpus_refresh", docs, [])
     for doc in docs:
-        result = batch_mod.process_document(DocRef(batch_id=batch_id, doc_id=doc.doc_id), settings)
+        result = runner.process_document(DocRef(batch_id=batch_id, doc_id=doc.doc_id), settings)
         assert result.status == "ok", result
     return [d.doc_id for d in docs]
 
@@ -64,12 +65,12 @@ def assert_same(before: dict, after: dict) -> None:
 
 
 def load_gate_decide(settings, batch_id: str, doc_ids: list[str]) -> dict:
-    loading.load_batch(batch_id, doc_ids, settings)
+    load.load_batch(batch_id, doc_ids, settings)
     report = qa.run_gate(batch_id, doc_ids, settings)
     if report["passed"]:
-        loading.promote(batch_id, doc_ids, settings)
+        promote.promote(batch_id, doc_ids, settings)
     else:
-        loading.discard(batch_id, settings)
+        promote.discard(batch_id, settings)
     return report
 
 
@@ -126,7 +127,7 @@ def test_crash_between_qa_and_promotion_is_recovered_on_retry(settings, live, we
     load_gate_decide(settings, "c1", first)
     old = set(snapshot(weaviate_server, settings))
     second = stage_batch(settings, "c2", en_pages)
-    loading.load_batch("c2", second, settings)
+    load.load_batch("c2", second, settings)
     assert qa.run_gate("c2", second, settings)["passed"]
 
     real_delete = store.delete_uuids
@@ -136,12 +137,12 @@ def test_crash_between_qa_and_promotion_is_recovered_on_retry(settings, live, we
 
     monkeypatch.setattr(store, "delete_uuids", crash)
     with pytest.raises(RuntimeError, match="worker killed"):
-        loading.promote("c2", second, settings)
+        promote.promote("c2", second, settings)
     half = snapshot(weaviate_server, settings)
     assert old < set(half)  # new chunks written, old ones not yet removed: the crash point
 
     monkeypatch.setattr(store, "delete_uuids", real_delete)
-    journal = loading.promote("c2", second, settings)  # the retry
+    journal = promote.promote("c2", second, settings)  # the retry
     after = snapshot(weaviate_server, settings)
     assert journal["state"] == "promoted"
     assert not old & set(after)
@@ -157,28 +158,28 @@ def test_human_rejection_rolls_a_promoted_batch_back(settings, live, weaviate_se
     second = stage_batch(settings, "h2", en_pages)
     report = load_gate_decide(settings, "h2", second)
     assert report["passed"]
-    Registry(settings.registry_path).record_document("doc-en", str(en_pages["doc-en"]), status="loaded",
+    DocumentRegistry(settings.document_registry_path).record_document("doc-en", str(en_pages["doc-en"]), status="loaded",
                                                      last_batch="h2")
-    outcome = qa.review("h2", [report["sample"][0]["chunk_id"]], "clause text truncated", settings)
+    outcome = review.review("h2", [report["sample"][0]["chunk_id"]], "clause text truncated", settings)
     assert outcome["rolled_back"]
     assert_same(before, snapshot(weaviate_server, settings))
-    row = Registry(settings.registry_path).get("doc-en")
+    row = DocumentRegistry(settings.document_registry_path).get("doc-en")
     assert row.status == "loaded" and row.last_batch == "h1"
     with pytest.raises(ValueError, match="not in batch"):
-        qa.review("h2", ["no-such-chunk"], "typo", settings)
+        review.review("h2", ["no-such-chunk"], "typo", settings)
 
 
 def test_unreachable_weaviate_fails_clearly(settings, monkeypatch, en_pages):
     stage_batch(settings, "u1", en_pages)
     monkeypatch.setattr(settings.weaviate, "url", "http://127.0.0.1:9")
     with pytest.raises(store.WeaviateUnavailable, match="127.0.0.1:9.*unreachable"):
-        loading.load_batch("u1", ["doc-en"], settings)
+        load.load_batch("u1", ["doc-en"], settings)
 
 
 def test_unreachable_weaviate_is_retried_by_airflow_and_batch_not_done(settings, monkeypatch, source_dir):
     """Through the DAG: load fails on every try, Airflow retries it, the batch stays undone."""
     from pipeline.config import get_settings
-    from pipeline.runner import run_dag
+    from rosetta_airflow.runner import run_dag
 
     shutil.copy(FIXTURES / "en-born-digital.pdf", source_dir / "unreachable.pdf")
     monkeypatch.setenv("ROSETTA__WEAVIATE__URL", "http://127.0.0.1:9")
@@ -194,9 +195,9 @@ def test_unreachable_weaviate_is_retried_by_airflow_and_batch_not_done(settings,
 
     tries = {ti.task_id: ti.try_number for ti in DagRun.find(dag_id="corpus_refresh", run_id=run_id)[0].get_task_instances()}
     assert tries["load"] == 2  # the first try and one retry
-    registry = Registry(settings.registry_path)
+    registry = DocumentRegistry(settings.document_registry_path)
     assert registry.batch(run_id).status == "running"  # never marked done
-    assert registry.get(batch_mod.source_document(source_dir / "unreachable.pdf", settings).doc_id).status != "loaded"
+    assert registry.get(discovery.source_document(source_dir / "unreachable.pdf", settings).doc_id).status != "loaded"
 
 
 def _start_server(binary: Path, data: Path, http_port: int, grpc_port: int, ports: list[int]) -> subprocess.Popen:
@@ -236,7 +237,7 @@ def test_server_killed_mid_load_then_retry_writes_every_chunk_once(settings, tmp
         ws.write_json(ws.path("enrich", doc_id), copies)
         ws.write_json(ws.path("embed", doc_id), embedded)
         doc_ids.append(doc_id)
-    expected = {o[0] for o in loading.batch_objects(ws, doc_ids)}
+    expected = {o[0] for o in load.batch_objects(ws, doc_ids)}
 
     http_port, grpc_port = free_port(), free_port()
     ports = [free_port(), free_port(), free_port() + 10, free_port()]
@@ -270,12 +271,12 @@ def test_server_killed_mid_load_then_retry_writes_every_chunk_once(settings, tmp
         watcher = threading.Thread(target=kill_when_half_loaded, daemon=True)
         watcher.start()
         with pytest.raises(Exception):
-            loading.load_batch("k1", doc_ids, settings)
+            load.load_batch("k1", doc_ids, settings)
         assert killed.is_set(), "the load finished before the server could be killed"
         server.wait(timeout=10)
 
         server = _start_server(binary, data, http_port, grpc_port, ports)
-        loading.load_batch("k1", doc_ids, settings)  # the retry
+        load.load_batch("k1", doc_ids, settings)  # the retry
         import weaviate
 
         with weaviate.connect_to_local(port=http_port, grpc_port=grpc_port) as client:

@@ -11,9 +11,9 @@ import pypdfium2 as pdfium
 import pytest
 import scan_pages
 
-from pipeline import ocr
 from pipeline.config import ExtractionConfig
-from pipeline.ocr import OcrEngineError
+from pipeline.ocr import engines, geometry, layout, page
+from pipeline.ocr.engines import OcrEngineError
 
 KINDS = Path(__file__).parent / "fixtures" / "kinds"
 
@@ -26,12 +26,12 @@ def gray(name: str) -> np.ndarray:
 @pytest.mark.parametrize("name, direction", [("ja-vertical", "vertical"), ("de-horizontal", "horizontal"),
                                              ("zh-tw-vertical-2tier", "vertical"), ("en-two-column", "horizontal")])
 def test_detect_direction(name, direction):
-    assert ocr.detect_direction(gray(name)) == direction
+    assert geometry.detect_direction(gray(name)) == direction
 
 
 def test_layout_finds_tiers_and_columns():
     page = gray("zh-tw-vertical-2tier")
-    lines = ocr.layout(page, "vertical")
+    lines = layout.layout(page, "vertical")
     assert {l.frame for l in lines} == {0, 1}  # two tiers
     tier0 = [l for l in lines if l.frame == 0]
     assert [l.box[0] for l in tier0] == sorted((l.box[0] for l in tier0), reverse=True)  # right to left
@@ -46,17 +46,17 @@ def test_tiers_split_across_hanging_punctuation():
     profile[155:165] = 8  # a comma hanging below one column
     profile[185:195] = 6  # and a full stop below another
     profile[220:380] = 240  # bottom tier
-    frames = ocr._frames(profile, breadth=2000, glyph=35)
+    frames = layout._frames(profile, breadth=2000, glyph=35)
     assert frames == [(10, 220), (220, 380)]
     profile[150:220] = 0  # a clean band: as before
-    assert ocr._frames(profile, breadth=2000, glyph=35) == [(10, 150), (220, 380)]
+    assert layout._frames(profile, breadth=2000, glyph=35) == [(10, 150), (220, 380)]
     profile[220:380] = 0
     profile[155:165] = 8  # sparse ink after the only dense band stays in its frame
-    assert ocr._frames(profile, breadth=2000, glyph=35) == [(10, 165)]
+    assert layout._frames(profile, breadth=2000, glyph=35) == [(10, 165)]
 
 
 def test_layout_two_columns_left_first():
-    lines = ocr.layout(gray("en-two-column"), "horizontal")
+    lines = layout.layout(gray("en-two-column"), "horizontal")
     left = [l for l in lines if l.frame == 0]
     right = [l for l in lines if l.frame == 1]
     assert left and right and max(l.box[2] for l in left) < min(l.box[0] for l in right)
@@ -66,16 +66,16 @@ def test_layout_two_columns_left_first():
 def test_unrotate_box_inverts_rotate90(degrees):
     image = np.zeros((40, 60), np.uint8)
     image[5:10, 20:30] = 255
-    turned = ocr.rotate90(image, degrees)
+    turned = geometry.rotate90(image, degrees)
     ys, xs = np.nonzero(turned)
     box = (xs.min(), ys.min(), xs.max() + 1, ys.max() + 1)
-    assert tuple(int(v) for v in ocr._unrotate_box(box, degrees, image.shape)) == (20, 5, 30, 10)
+    assert tuple(int(v) for v in geometry.unrotate_box(box, degrees, image.shape)) == (20, 5, 30, 10)
 
 
 def test_looks_japanese():
-    assert ocr.looks_japanese("パッケージを作成します")
-    assert not ocr.looks_japanese("软件包系统是重要原因之一")
-    assert [ocr.cjk_script(t) for t in ("パッケージ", "軟件包", "Debian")] == ["ja", "zh", None]
+    assert page.looks_japanese("パッケージを作成します")
+    assert not page.looks_japanese("软件包系统是重要原因之一")
+    assert [page.cjk_script(t) for t in ("パッケージ", "軟件包", "Debian")] == ["ja", "zh", None]
 
 
 # PP-OCR's and Tesseract chi_tra_vert's reads of columns of a code-heavy vertical
@@ -95,14 +95,14 @@ MERGE_CASES = [
 
 @pytest.mark.parametrize("turned, upright, truth", MERGE_CASES)
 def test_merge_reads_takes_symbols_upright_and_han_and_letters_turned(turned, upright, truth):
-    merged, errors = ocr.merge_reads(turned, upright), lambda text: scan_pages.cer(truth, text)
+    merged, errors = page.merge_reads(turned, upright), lambda text: scan_pages.cer(truth, text)
     assert errors(merged) <= min(errors(turned), errors(upright))
     assert errors(merged) < errors(turned) or errors(turned) == 0
     assert "閉" not in merged and "殼" not in merged  # Tesseract's Han misreads stay out
 
 
 def test_merge_reads_keeps_identical_reads():
-    assert ocr.merge_reads("在Debian中，這是", "在Debian中,這是") == "在Debian中，這是"
+    assert page.merge_reads("在Debian中，這是", "在Debian中,這是") == "在Debian中，這是"
 
 
 # --- the optional PaddleOCR engine ------------------------------------------------------
@@ -111,7 +111,7 @@ PADDLEOCR_INSTALLED = importlib.util.find_spec("paddleocr") is not None
 
 def test_paddleocr_engine_needs_a_model_folder(tmp_path):
     with pytest.raises(OcrEngineError, match="inference.onnx, inference.yml not found"):
-        ocr.recogniser("paddleocr", str(tmp_path))
+        engines.recogniser("paddleocr", str(tmp_path))
     with pytest.raises(ValueError, match="paddleocr_model_dir"):
         ExtractionConfig(min_text_layer_chars=25, ocr_dpi=300, max_pages=10, ocr_engine="paddleocr")
 
@@ -121,15 +121,15 @@ def test_paddleocr_selected_but_absent_is_a_clear_error(tmp_path):
     (tmp_path / "inference.onnx").write_bytes(b"")
     (tmp_path / "inference.yml").write_text("Global: {model_name: PP-OCRv5_server_rec}\n")
     with pytest.raises(OcrEngineError, match="paddleocr package is not installed"):
-        ocr.recogniser("paddleocr", str(tmp_path))
+        engines.recogniser("paddleocr", str(tmp_path))
 
 
 @pytest.mark.skipif(not (PADDLEOCR_INSTALLED and os.environ.get("ROSETTA_PADDLEOCR_MODEL_DIR")),
                     reason="needs paddleocr and ROSETTA_PADDLEOCR_MODEL_DIR (a local recognition model folder)")
 def test_paddleocr_engine_reads_the_lines_rapidocr_reads():
-    rec = ocr.recogniser("paddleocr", os.environ["ROSETTA_PADDLEOCR_MODEL_DIR"])
+    rec = engines.recogniser("paddleocr", os.environ["ROSETTA_PADDLEOCR_MODEL_DIR"])
     assert rec.name.startswith("paddleocr-")
     page = gray("de-horizontal")
-    crops = [ocr._crop(page, line.box, "horizontal") for line in ocr.layout(page, "horizontal")]
+    crops = [layout.line_crop(page, line.box, "horizontal") for line in layout.layout(page, "horizontal")]
     truth = (KINDS / "de-horizontal.txt").read_text(encoding="utf-8")
     assert scan_pages.cer(truth, "\n".join(t for t, _ in rec.read(crops))) < 1.5

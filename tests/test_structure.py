@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline import structure
+from pipeline.stages import structure
+from pipeline.text.clauses import match_line
 from pipeline.contracts import CleanedDocument, PageSpan
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -65,7 +66,7 @@ def test_golden_documents_cover_twelve_forms_in_five_languages():
     for path in DOCUMENTS:
         doc = golden_document(path)
         for line in doc.text.split("\n"):
-            found = structure.match_line(line, doc.lang)
+            found = match_line(line, doc.lang)
             if found:
                 used.setdefault(found.form.id, set()).add(doc.lang)
     assert {lang for langs in used.values() for lang in langs} == {"en", "de", "es", "zh", "ja"}

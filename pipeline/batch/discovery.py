@@ -1,0 +1,94 @@
+"""What a batch processes: the manifest.
+
+``discover`` compares each source file's sha256 with the document registry so that a corpus
+refresh only processes what changed; ``reprocess_manifest`` makes a one-document batch.
+Writing the manifest opens the batch in the registry.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Iterable
+
+from pipeline.config import Settings
+from pipeline.contracts import BatchManifest, SourceDocument
+from pipeline.stores.document_registry import DocumentRegistry
+from pipeline.workspace import Workspace, doc_id_for, sha256_file
+
+log = logging.getLogger(__name__)
+
+
+def list_sources(settings: Settings, paths: Iterable[str | Path] | None = None) -> list[Path]:
+    """Files to consider: the given paths (files or folders), else the source folder."""
+    roots = [Path(p) for p in paths] if paths else [settings.source_dir]
+    found: set[Path] = set()
+    for root in roots:
+        root = root.expanduser().resolve()
+        if root.is_file():
+            found.add(root)
+        elif root.is_dir():
+            for pattern in settings.source_globs:
+                found.update(p.resolve() for p in root.glob(pattern) if p.is_file() and not p.name.startswith("."))
+        else:
+            raise FileNotFoundError(f"{root} does not exist")
+    return sorted(found)
+
+
+def source_document(path: Path, settings: Settings, doc_id: str | None = None) -> SourceDocument:
+    return SourceDocument(
+        doc_id=doc_id or doc_id_for(path, settings.source_dir),
+        source_path=str(path),
+        sha256=sha256_file(path),
+        size_bytes=path.stat().st_size,
+    )
+
+
+def discover(settings: Settings, batch_id: str, paths: Iterable[str | Path] | None = None,
+             force: bool = False) -> BatchManifest:
+    """Write the batch manifest: new and changed documents to process, unchanged skipped.
+
+    Idempotent: a retried discover task rewrites the same manifest.
+    """
+    registry = DocumentRegistry(settings.document_registry_path)
+    todo: list[SourceDocument] = []
+    skipped: list[SourceDocument] = []
+    for path in list_sources(settings, paths):
+        doc = source_document(path, settings)
+        known = registry.get(doc.doc_id)
+        if not force and known and known.sha256 == doc.sha256 and known.status in ("loaded", "quarantined"):
+            skipped.append(doc)
+        else:
+            todo.append(doc)
+    return write_manifest(settings, batch_id, "corpus_refresh", todo, skipped)
+
+
+def reprocess_manifest(settings: Settings, batch_id: str, target: str) -> BatchManifest:
+    """The manifest of a one-document batch; ``target`` is a doc_id or a file path."""
+    registry = DocumentRegistry(settings.document_registry_path)
+    known = registry.get(target)
+    if known is not None:
+        doc = source_document(Path(known.source_path), settings, doc_id=known.doc_id)
+    elif Path(target).expanduser().is_file():
+        path = Path(target).expanduser().resolve()
+        by_path = registry.find_by_path(str(path))
+        doc = source_document(path, settings, doc_id=by_path.doc_id if by_path else None)
+    else:
+        raise ValueError(f"{target!r} is neither a known document id nor an existing file")
+    return write_manifest(settings, batch_id, "reprocess", [doc], [])
+
+
+def write_manifest(settings: Settings, batch_id: str, kind: str, todo: list[SourceDocument],
+                   skipped: list[SourceDocument]) -> BatchManifest:
+    """Open the batch: its manifest in the workspace, its row and its documents in the registry."""
+    manifest = BatchManifest(batch_id=batch_id, kind=kind, documents=todo, skipped=skipped)  # type: ignore[arg-type]
+    ws = Workspace(settings, batch_id)
+    ws.write_model(ws.manifest_path, manifest)
+    registry = DocumentRegistry(settings.document_registry_path)
+    registry.start_batch(batch_id, kind)
+    for doc in todo:
+        registry.record_document(doc.doc_id, doc.source_path, last_batch=batch_id)
+    log.info("batch %s: %d document(s) to process, %d unchanged and skipped", batch_id, len(todo), len(skipped))
+    for doc in skipped:
+        log.info("  skipped (unchanged): %s", doc.source_path)
+    return manifest

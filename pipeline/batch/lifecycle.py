@@ -1,0 +1,138 @@
+"""The batch's end: its outcome in the document registry and in MLflow, and the rollback of a
+promoted batch.
+
+The lifecycle every batch goes through, in-process (``publish_batch``, used by re-alignment
+and the tests) or as Airflow tasks (plugins/rosetta_airflow/flow.py) with the same functions:
+
+    manifest (pipeline.batch.discovery) -> load -> qa -> promote or discard -> finish_batch
+    later, if a reviewer rejects it: roll_back
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import Any
+
+from pipeline.config import Settings
+from pipeline.contracts import (
+    ChunkedDocument,
+    CleanedDocument,
+    EmbeddedDocument,
+    ExtractedDocument,
+    StageResult,
+)
+from pipeline.publish import load, promote, qa
+from pipeline.stages import CHUNK, EMBED, EXTRACT, LANGUAGE
+from pipeline.stores import tracking
+from pipeline.stores.document_registry import DocumentRegistry
+from pipeline.workspace import Workspace
+
+log = logging.getLogger(__name__)
+progress = logging.getLogger("pipeline.progress")
+
+
+def publish_batch(batch_id: str, results: list[dict[str, Any]], settings: Settings) -> dict[str, Any]:
+    """load -> qa -> promote or discard -> finish, in this process; returns the batch summary.
+
+    ``results`` are the per-document stages' last results (the manifest is written already).
+    """
+    loaded = load.run(batch_id, results, settings)
+    checked = qa.run(batch_id, loaded, settings)
+    outcome = promote.run(batch_id, checked, settings)
+    return finish_batch(batch_id, outcome["results"], outcome, settings)
+
+
+def finish_batch(batch_id: str, results: list[dict[str, Any]], outcome: dict[str, Any],
+                 settings: Settings) -> dict[str, Any]:
+    """Record each document's outcome and the batch's in the registry and in MLflow.
+
+    Loaded documents get the sha256 of the version now live; a rolled-back batch leaves
+    its documents' sha256 unchanged so the next refresh tries them again.
+    """
+    ws = Workspace(settings, batch_id)
+    manifest = ws.read_manifest()
+    registry = DocumentRegistry(settings.document_registry_path)
+    promoted = outcome.get("promotion", {}).get("state") == "promoted"
+    sources = {d.doc_id: d for d in manifest.documents}
+    documents, alignment_versions = [], {}
+    for result in map(StageResult.model_validate, results):
+        source = sources[result.doc_id]
+        row: dict[str, Any] = {"doc_id": result.doc_id, "source_path": source.source_path}
+        if result.status == "quarantined":
+            row.update(status="quarantined", reason=result.reason, detail=result.detail)
+            registry.record_document(result.doc_id, source.source_path, status="quarantined", sha256=source.sha256,
+                                     quarantine_reason=result.reason, quarantine_detail=result.detail,
+                                     last_batch=batch_id, chunks=0)
+        else:
+            extracted = ws.read_model(ws.path(EXTRACT, result.doc_id), ExtractedDocument)
+            cleaned = ws.read_model(ws.path(LANGUAGE, result.doc_id), CleanedDocument)
+            chunked = ws.read_model(ws.path(CHUNK, result.doc_id), ChunkedDocument)
+            embedded = ws.read_model(ws.path(EMBED, result.doc_id), EmbeddedDocument)
+            alignment_versions[cleaned.lang] = embedded.alignment_version
+            status = "loaded" if promoted else "failed"
+            fields = dict(status=status, lang=cleaned.lang, lang_confidence=cleaned.lang_confidence,
+                          pages=len(extracted.pages), extraction="+".join(cleaned.extraction_methods),
+                          chunks=len(chunked.chunks), last_batch=batch_id, quarantine_reason=None,
+                          quarantine_detail=None if promoted else "batch rolled back by the QA gate")
+            if promoted:
+                fields["sha256"] = source.sha256
+            registry.record_document(result.doc_id, source.source_path, **fields)
+            row.update(status=status, lang=cleaned.lang, lang_confidence=cleaned.lang_confidence,
+                       pages=len(extracted.pages), extraction=fields["extraction"], chunks=len(chunked.chunks))
+        documents.append(row)
+    status = "promoted" if promoted else ("rolled_back" if outcome.get("promotion") else "empty")
+    if not results:
+        status = "nothing_to_do"
+    summary = {
+        "batch_id": batch_id, "kind": manifest.kind, "status": status,
+        "processed": len(results), "skipped_unchanged": len(manifest.skipped),
+        "loaded": sum(d["status"] == "loaded" for d in documents),
+        "quarantined": sum(d["status"] == "quarantined" for d in documents),
+        "chunks": outcome.get("objects", 0), "qa_passed": outcome.get("qa_passed"),
+        "qa_failure_rate": outcome.get("qa_failure_rate"), "alignment_versions": alignment_versions,
+        "documents": documents,
+    }
+    ws.write_json(ws.batch_file("summary.json"), summary)
+    registry.finish_batch(batch_id, status, summary)
+    tracking.log_batch(batch_id, summary, ws, settings)
+    progress.info("batch %s %s: %d processed, %d loaded, %d quarantined, %d unchanged skipped, %d chunk(s)",
+             batch_id, status, summary["processed"], summary["loaded"], summary["quarantined"],
+             summary["skipped_unchanged"], summary["chunks"])
+    return summary
+
+
+def roll_back(batch_id: str, reason: str, settings: Settings) -> dict[str, Any]:
+    """Undo a batch in Weaviate (promoted or not) and in the registry; returns the journal."""
+    journal = promote.rollback_promoted(batch_id, settings)
+    _record_rollback(batch_id, journal, reason, settings)
+    return journal
+
+
+def _record_rollback(batch_id: str, journal: dict[str, Any], reason: str, settings: Settings) -> None:
+    """After a promoted batch was rolled back: its documents are live again in their
+    previous version (if they had one) or marked failed, so the next refresh retries them."""
+    ws = Workspace(settings, batch_id)
+    registry = DocumentRegistry(settings.document_registry_path)
+    backup_path = ws.batch_file("replaced_chunks.json")
+    previous: dict[str, dict[str, Any]] = {}
+    previous_chunks: Counter[str] = Counter()
+    for obj in (ws.read_json(backup_path) if backup_path.exists() else []):
+        previous[obj["properties"]["doc_id"]] = obj["properties"]
+        previous_chunks[obj["properties"]["doc_id"]] += 1
+    for doc in ws.read_manifest().documents:
+        row = registry.get(doc.doc_id)
+        if row is None or row.last_batch != batch_id:
+            continue  # a later batch owns this document now
+        if doc.doc_id in previous:
+            old = previous[doc.doc_id]
+            registry.record_document(doc.doc_id, doc.source_path, status="loaded", sha256=old["source_sha256"],
+                                     last_batch=old["batch_id"], chunks=previous_chunks[doc.doc_id],
+                                     quarantine_reason=None,
+                                     quarantine_detail=f"batch {batch_id} rolled back ({reason})")
+        else:
+            registry.record_document(doc.doc_id, doc.source_path, status="failed", sha256=None, chunks=0,
+                                     quarantine_reason="rolled_back", quarantine_detail=reason)
+    batch = registry.batch(batch_id)
+    summary = {**(batch.summary if batch else {}), "rollback": journal, "rollback_reason": reason}
+    registry.finish_batch(batch_id, "rolled_back", summary)

@@ -1,0 +1,3 @@
+"""The ``rosetta`` command line: ``main`` (documents, batches, search, stages) and ``anchors``
+(alignment maps).
+"""

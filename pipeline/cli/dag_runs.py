@@ -1,0 +1,35 @@
+"""DAG runs from the command line, without importing Airflow here: ``rosetta ingest`` and
+``rosetta reprocess`` start ``python -m rosetta_airflow.runner`` (plugins/), which runs the real
+DAG with Airflow's ``dag.test()``, while this process keeps the embedded Weaviate up for it and
+for what the command does afterwards (printing the batch, answering questions).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pipeline.config import Settings, project_home
+from pipeline.stores.vector_store import embedded_server_kept_up
+
+
+def run_dag(dag_id: str, conf: dict[str, Any], settings: Settings, log_path: Path | None = None) -> tuple[str, str]:
+    """Run one DAG to completion; returns (run_id, final state)."""
+    env = os.environ.copy()
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(project_home() / "plugins"), env.get("PYTHONPATH")) if p)
+    with tempfile.TemporaryDirectory(prefix="rosetta-dag-run-") as tmp:
+        result = Path(tmp) / "result.json"
+        command = [sys.executable, "-m", "rosetta_airflow.runner", dag_id, "--conf", json.dumps(conf),
+                   "--result", str(result), *(["--log", str(log_path)] if log_path else [])]
+        with embedded_server_kept_up(settings):
+            code = subprocess.run(command, env=env).returncode
+        if not result.exists():
+            where = f"; task logs: {log_path}" if log_path else ""
+            raise RuntimeError(f"DAG {dag_id} did not run to the end (runner exit status {code}){where}")
+        outcome = json.loads(result.read_text())
+    return outcome["run_id"], outcome["state"]

@@ -1,0 +1,1 @@
+"""Sentence embedders behind one small interface (``embedders``), chosen by name in config."""

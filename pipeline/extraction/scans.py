@@ -1,0 +1,56 @@
+"""Scanned content in a PDF: whole pages without a usable text layer, and large grayscale
+or bilevel images with no text over them (a scanned region pasted into a born-digital
+page). Both are rendered to grayscale with PDFium and OCRed (pipeline.ocr); their
+blocks are marked ``method="ocr"``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pipeline.config import Settings
+from pipeline.contracts import Block
+from pipeline.extraction.pdf import Chars
+from pipeline.ocr.engines import recogniser
+from pipeline.ocr.page import ocr_page
+
+SCANNED_REGION_MIN_AREA = 0.05  # of the page: smaller images are figures, icons, logos
+
+
+def scanned_regions(page, chars: Chars, width: float, height: float) -> list[tuple[float, float, float, float]]:
+    """Large grayscale/bilevel images with no text layer over them (top-left origin boxes)."""
+    import pypdfium2.raw as pdfium_c
+
+    regions = []
+    for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2):
+        left, bottom, right, top = obj.get_bounds()
+        if (right - left) * (top - bottom) < SCANNED_REGION_MIN_AREA * width * height:
+            continue
+        meta = obj.get_metadata()
+        if meta.colorspace != pdfium_c.FPDF_COLORSPACE_DEVICEGRAY and meta.bits_per_pixel != 1:
+            continue  # colour images are figures and screenshots, not scans
+        box = (left, height - top, right, height - bottom)
+        if not chars.textpage.get_text_bounded(left, bottom, right, top).strip():
+            regions.append(box)
+    return regions
+
+
+def render_gray(page, settings: Settings) -> tuple[np.ndarray, float]:
+    scale = settings.extraction.ocr_dpi / 72.0
+    pixels = page.render(scale=scale, grayscale=True).to_numpy()
+    return np.ascontiguousarray(pixels[..., 0] if pixels.ndim == 3 else pixels), scale
+
+
+def ocr_blocks(gray: np.ndarray, scale: float, offset: tuple[float, float], settings: Settings):
+    vertical_models = {lang: e.tesseract_vertical for lang, e in settings.languages.items() if e.tesseract_vertical}
+    vertical_models |= {f"{lang}-Hant": e.tesseract_vertical_traditional
+                        for lang, e in settings.languages.items() if e.tesseract_vertical_traditional}
+    rec = recogniser(settings.extraction.ocr_engine, settings.extraction.paddleocr_model_dir)
+    result = ocr_page(gray, vertical_models, rec)
+    blocks = [
+        Block(text=b.text, bbox=(offset[0] + b.bbox[0] / scale, offset[1] + b.bbox[1] / scale,
+                                 offset[0] + b.bbox[2] / scale, offset[1] + b.bbox[3] / scale),
+              direction=b.direction, method="ocr", engine=b.engine)
+        for b in result.blocks
+    ]
+    return blocks, result

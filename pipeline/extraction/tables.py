@@ -1,0 +1,55 @@
+"""Tables on a text-layer page: a PDFium check for the vector rulings of a table
+(``has_rulings``), and pdfplumber's table finder (``page_tables``), which keeps rows and
+cells whole. pdfplumber is opened only for a page with such rulings.
+"""
+
+from __future__ import annotations
+
+
+def has_rulings(page) -> bool:
+    """Enough thin horizontal and vertical vector lines to be a ruled table."""
+    import pypdfium2.raw as pdfium_c
+
+    across = down = 0
+    for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_PATH], max_depth=2):
+        x0, y0, x1, y1 = obj.get_bounds()
+        w, h = x1 - x0, y1 - y0
+        if h < 2 and w > 10:
+            across += 1
+        elif w < 2 and h > 5:
+            down += 1
+        if across >= 3 and down >= 2:
+            return True
+    return False
+
+
+def page_tables(plumber_page) -> list[tuple[tuple[float, float, float, float], str]]:
+    tables = []
+    for table in plumber_page.find_tables():
+        table = _with_open_sides(plumber_page, table)
+        rows = [" | ".join((cell or "").replace("\n", " ") for cell in row) for row in table.extract()]
+        text = "\n".join(r for r in rows if r.strip(" |"))
+        if text:
+            tables.append((tuple(float(v) for v in table.bbox), text))
+    return tables  # type: ignore[return-value]
+
+
+def _with_open_sides(plumber_page, table):
+    """The whole table where its outer columns have no vertical rules.
+
+    Tables ruled only between columns (DocBook/dblatex output: full-width horizontal
+    rules, vertical ones inside) are found by pdfplumber without their first and last
+    columns; their rows then came out twice, as text lines and as a partial table (on
+    the Debian manuals' table pages). The horizontal rules crossing the
+    table show its real width: the table is found again in that box, with vertical
+    lines at its two ends.
+    """
+    x0, top, x1, bottom = table.bbox
+    rules = [e for e in plumber_page.horizontal_edges
+             if top - 1 <= e["top"] <= bottom + 1 and e["x0"] < x1 and e["x1"] > x0]
+    left, right = min([x0] + [e["x0"] for e in rules]), max([x1] + [e["x1"] for e in rules])
+    if left > x0 - 2 and right < x1 + 2:
+        return table
+    region = plumber_page.crop((left - 1, top - 1, right + 1, bottom + 1))
+    found = region.find_tables(table_settings={"explicit_vertical_lines": [left, right]})
+    return max(found, key=lambda t: (t.bbox[2] - t.bbox[0]) * (t.bbox[3] - t.bbox[1]), default=table)

@@ -1,0 +1,12 @@
+"""OCR of rasterised pages. Import from the module that holds what you need:
+
+- ``page``: ``ocr_page``, the page's OCR from start to end (orientation, the engine per
+  script and direction, merging the reads of vertical Chinese), and its results
+  (``PageOcr``, ``OcrBlock``).
+- ``geometry``: binarising, quarter turns and box mapping, writing direction, deskew,
+  regions written the other way (``islands``), and ``Line``.
+- ``layout``: text frames, lines (columns) and paragraph starts by projection profiles,
+  and the line crops the recogniser reads.
+- ``engines``: the line recognisers (``recogniser``: PP-OCR via rapidocr, or PaddleOCR)
+  and Tesseract (version, OSD orientation, vertical models per tier).
+"""

@@ -1,0 +1,300 @@
+"""OCR of one rasterised page: deskew, orientation, layout, then the engine measured best.
+
+The steps, in order, and the facts behind them:
+
+- Writing axis and deskew (pipeline.ocr.geometry): OpenCV closing along x vs along y
+  tells rows from columns of text (Tesseract OSD cannot tell vertical from horizontal
+  writing); the skew angle (within +-1.5 deg) is the one that makes the ink's row or
+  column profile sharpest.
+- Layout by projection profiles (pipeline.ocr.layout): horizontal pages split into text
+  columns at blank gutters, then into lines; vertical pages split into tiers at blank
+  bands (two-tier 段組 pages), then into columns read right to left. Lines become
+  paragraph blocks at indents and short last lines. A region written the other way (a
+  horizontal heading over vertical text) is laid out and read on its own, in its
+  direction (``islands``).
+- Orientation: 0 vs 180 by PP-OCR recognition confidence of a few sample lines read
+  both ways. CJK text then asks Tesseract OSD for the glyph orientation, because a
+  vertical page turned by 90 deg looks like a horizontal one, and vertical Japanese and
+  Chinese must know which it is to pick their engines. (Latin text reads the same
+  either way: a vertical column and a horizontal line turned by 90 deg give the
+  recogniser the same image.)
+- Recognition (engines in pipeline.ocr.engines): PP-OCR's recogniser from the rapidocr
+  wheel on the line and column crops; vertical Japanese with Tesseract ``jpn_vert --psm
+  5`` per tier (keeps ー 、。 and small kana that PP-OCR drops; whole-page --psm 5 fails
+  on two-tier pages). Vertical Chinese columns that hold Latin are read by both: PP-OCR
+  sees the column turned, so the upright full-width symbols of code (／ ＄ ＿ ＇ ：)
+  reach it sideways and are dropped or misread, while Tesseract's ``chi_*_vert`` reads
+  them upright; the two reads are merged character by character (``merge_reads``).
+
+Boxes are returned in the pixel frame of the page as given (before any rotation).
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import re
+import subprocess
+import unicodedata
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pipeline.contracts import Direction
+from pipeline.ocr.engines import (Recogniser, osd_rotation, recogniser, spaced_tier, tesseract_columns,
+                                  tesseract_version)
+from pipeline.ocr.geometry import Line, deskew, detect_direction, islands, other_direction, rotate90, unrotate_box
+from pipeline.ocr.layout import layout, line_crop
+
+log = logging.getLogger(__name__)
+
+KANA = re.compile(r"[\u3040-\u30ff]")
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
+# Han, kana and CJK punctuation/brackets (not the full-width forms of ASCII)
+CJK_TEXT = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uf900-\ufaff\ufe10-\ufe4f]")
+# A column with any of these (after NFKC) is read by Tesseract too: see merge_reads
+LATIN_OR_SYMBOL = re.compile(r"[!-~]")
+SAMPLE_LINES = 4
+# Two reads of a vertical Chinese column are merged only when they agree on this share
+# of their characters (difflib ratio): less means one of them misread the column.
+MERGE_MIN_AGREEMENT = 0.6
+
+
+@dataclass(frozen=True)
+class OcrBlock:
+    text: str
+    bbox: tuple[float, float, float, float]  # x0, top, x1, bottom in pixels of the input page
+    engine: str
+    direction: Direction = "horizontal"
+
+
+@dataclass
+class PageOcr:
+    blocks: list[OcrBlock]
+    direction: Direction
+    rotation: int  # degrees clockwise the page was turned to read it: 0, 90, 180, 270
+    engines: list[str] = field(default_factory=list)
+
+
+def looks_japanese(text: str) -> bool:
+    cjk = len(CJK.findall(text))
+    return cjk > 0 and len(KANA.findall(text)) / cjk > 0.05
+
+
+def cjk_script(text: str) -> str | None:
+    """"ja" for text with kana, "zh" for other Han text, None for text without either."""
+    if looks_japanese(text):
+        return "ja"
+    return "zh" if CJK.search(text) else None
+
+
+def _nfkc(text: str) -> str:
+    return unicodedata.normalize("NFKC", text)
+
+
+def merge_reads(turned: str, upright: str) -> str:
+    """One vertical Chinese column from PP-OCR's read (``turned``: the column turned into a
+    line) and Tesseract ``chi_*_vert``'s (``upright``).
+
+    Where the reads differ (aligned ignoring case): Han and CJK punctuation from PP-OCR,
+    which reads them better; Latin letters and digits from PP-OCR (Tesseract turns l
+    into L, doubles letters and adds some after symbols); symbols from Tesseract, which
+    sees them upright (PP-OCR drops ／ and ＿ and reads ＄ as s, ＇ as i, ： as .), in
+    place of whatever PP-OCR read there.
+    """
+    def folded(text: str) -> list[str]:
+        return [c.lower() if len(c.lower()) == 1 else c for c in text]
+
+    out = []
+    matcher = difflib.SequenceMatcher(None, folded(turned), folded(upright), autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        ours, theirs = turned[i1:i2], upright[j1:j2]
+        symbols = "".join(c for c in theirs if not c.isalnum())
+        if op == "equal" or not symbols or CJK_TEXT.search(ours + theirs) or _nfkc(ours) == _nfkc(theirs):
+            out.append(ours)
+        else:
+            out.append(symbols)
+    return "".join(out)
+
+def _sample_crops(page: np.ndarray, lines: list[Line], direction: Direction) -> list[np.ndarray]:
+    """The first ~16 characters of the longest lines: enough to tell orientation and script."""
+    def length(line: Line) -> int:
+        return line.box[2] - line.box[0] if direction == "horizontal" else line.box[3] - line.box[1]
+
+    crops = []
+    for line in sorted(lines, key=length, reverse=True)[:SAMPLE_LINES]:
+        x0, y0, x1, y1 = line.box
+        thickness = (y1 - y0) if direction == "horizontal" else (x1 - x0)
+        short = (x0, y0, min(x1, x0 + 16 * thickness), y1) if direction == "horizontal" else \
+            (x0, y0, x1, min(y1, y0 + 16 * thickness))
+        crops.append(line_crop(page, short, direction))
+    return crops
+
+
+def _mean_score(results: list[tuple[str, float]]) -> float:
+    return float(np.mean([s for _, s in results])) if results else 0.0
+
+
+def _blocks(lines: list[Line], texts: list[str], engines: list[str], directions: list[Direction],
+            rotation: int, shape: tuple[int, int]) -> list[OcrBlock]:
+    """Paragraph blocks from lines (one text line per line or column, joined by newlines);
+    ``engines`` and ``directions`` are per line (a block's lines share a frame, and so a
+    direction); a block names the engines of its lines."""
+    blocks: list[OcrBlock] = []
+    group: list[tuple[Line, str, str, Direction]] = []
+
+    def flush() -> None:
+        if not group:
+            return
+        text = "\n".join(t for _, t, _, _ in group if t)
+        if text.strip():
+            boxes = np.array([line.box for line, _, _, _ in group])
+            box = (*boxes[:, :2].min(axis=0).tolist(), *boxes[:, 2:].max(axis=0).tolist())
+            engine = " + ".join(dict.fromkeys(e for _, _, e, _ in group))
+            bbox = unrotate_box(box, rotation, shape)  # type: ignore[arg-type]
+            blocks.append(OcrBlock(text=text, bbox=bbox, engine=engine, direction=group[0][3]))
+        group.clear()
+
+    for line, text, engine, direction in zip(lines, texts, engines, directions):
+        if group and (line.starts_paragraph or line.frame != group[-1][0].frame):
+            flush()
+        group.append((line, text.strip(), engine, direction))
+    flush()
+    return blocks
+
+
+def _tesseract_engine(model: str) -> str:
+    return f"tesseract-{tesseract_version()}:{model}:psm5"
+
+
+def _vertical_tiers(page: np.ndarray, lines: list[Line], model: str,
+                    wanted: list[int] | None = None) -> tuple[dict[int, str], set[int]]:
+    """Tesseract's read of the columns ``wanted`` (indices into ``lines``; all by default),
+    one tier at a time, and the tiers (frames) where it merged or split columns: such a
+    tier's text comes back whole, as the read of its first column."""
+    wanted = list(range(len(lines))) if wanted is None else wanted
+    reads: dict[int, str] = {}
+    unsplit: set[int] = set()
+    for frame in sorted({lines[i].frame for i in wanted}):
+        members = [i for i in wanted if lines[i].frame == frame]
+        columns = tesseract_columns(spaced_tier(page, [lines[i] for i in members]), model)
+        if len(columns) == len(members):
+            reads.update(zip(members, columns))
+        else:
+            reads[members[0]] = "".join(columns)
+            unsplit.add(frame)
+    return reads, unsplit
+
+
+def ocr_page(gray: np.ndarray, vertical_models: dict[str, str], rec: Recogniser | None = None) -> PageOcr:
+    """OCR one page (8-bit grayscale) with the engine measured best for its script and direction.
+
+    ``vertical_models`` names the Tesseract vertical model per script: "ja", "zh"
+    (simplified Chinese) and "zh-Hant" (traditional). ``rec`` reads the line crops;
+    by default the PP-OCR recogniser from the rapidocr wheel.
+    """
+    rec = rec or recogniser()
+    shape = gray.shape[:2]
+    direction = detect_direction(gray)
+    page = deskew(gray, direction)
+    lines = layout(page, direction)
+    if not lines:
+        return PageOcr(blocks=[], direction=direction, rotation=0)
+    sample = _sample_crops(page, lines, direction)
+    upright = rec.read(sample)
+    flipped = rec.read([np.ascontiguousarray(np.rot90(c, 2)) for c in sample])
+    rotation = 0
+    if _mean_score(flipped) > _mean_score(upright) + 0.05:
+        rotation, upright = 180, flipped
+    script = cjk_script("".join(t for t, _ in upright))
+    if script in vertical_models:
+        glyphs = osd_rotation(rotate90(page, rotation))
+        if glyphs is not None:
+            rotation = (rotation + glyphs) % 360
+            if glyphs in (90, 270):
+                direction = other_direction(direction)
+    if rotation in (90, 270):  # the writing axis changed: deskew and lay out again
+        page = deskew(rotate90(gray, rotation), direction)
+        lines = layout(page, direction)
+    elif rotation == 180:
+        page = rotate90(page, 180)
+        lines = layout(page, direction)
+    regions = islands(page, direction, lines)
+    if regions:  # the page's own layout without them
+        main = page.copy()
+        for x0, y0, x1, y1 in regions:
+            main[y0:y1, x0:x1] = 255
+        lines = layout(main, direction)
+    reads = [(_read(page, lines, direction, script, vertical_models, rec), direction)]
+    other = other_direction(direction)
+    for number, (x0, y0, x1, y1) in enumerate(regions, start=1):
+        inside = layout(np.ascontiguousarray(page[y0:y1, x0:x1]), other)
+        placed = [Line(box=(l.box[0] + x0, l.box[1] + y0, l.box[2] + x0, l.box[3] + y0),
+                       frame=1000 * number + l.frame, starts_paragraph=l.starts_paragraph) for l in inside]
+        if placed:
+            reads.append((_read(page, placed, other, script, vertical_models, rec), other))
+    lines, texts, engines, directions = _in_reading_order(reads)
+    blocks = _blocks(lines, texts, engines, directions, rotation, shape)
+    used = [name for line_engines in engines for name in line_engines.split(" + ")]
+    return PageOcr(blocks=blocks, direction=direction, rotation=rotation, engines=list(dict.fromkeys(used)))
+
+
+Read = tuple[list[Line], list[str], list[str]]  # lines, their texts, their engines
+
+
+def _read(page: np.ndarray, lines: list[Line], direction: Direction, script: str | None,
+          vertical_models: dict[str, str], rec: Recogniser) -> Read:
+    """Text of the lines (or columns) of one direction, by the engine for the script."""
+    if script == "ja" and direction == "vertical" and "ja" in vertical_models:
+        engines = [_tesseract_engine(vertical_models["ja"])] * len(lines)
+        reads, unsplit = _vertical_tiers(page, lines, vertical_models["ja"])
+        texts = [reads.get(i, "") for i in range(len(lines))]
+        # a tier whose columns Tesseract merged or split is one paragraph
+        lines = [Line(box=l.box, frame=l.frame, starts_paragraph=False) if l.frame in unsplit and i not in reads
+                 else l for i, l in enumerate(lines)]
+        return lines, texts, engines
+    texts = [t for t, _ in rec.read([line_crop(page, l.box, direction) for l in lines])]
+    engines = [rec.name] * len(lines)
+    if script == "zh" and direction == "vertical" and "zh" in vertical_models:
+        texts, engines = _merge_vertical_chinese(page, lines, texts, engines, vertical_models)
+    return lines, texts, engines
+
+
+def _in_reading_order(reads: list[tuple[Read, Direction]]) -> tuple[list[Line], list[str], list[str], list[Direction]]:
+    """The page's own lines in their order, each island's lines before the first of them
+    that starts below the island (a heading before the body under it)."""
+    (lines, texts, engines), direction = reads[0]
+    out = [(l, t, e, direction) for l, t, e in zip(lines, texts, engines)]
+    for (i_lines, i_texts, i_engines), i_direction in reads[1:]:
+        bottom = max(l.box[3] for l in i_lines)
+        at = next((k for k, (l, _, _, d) in enumerate(out) if d == direction and l.box[1] >= bottom), len(out))
+        out[at:at] = [(l, t, e, i_direction) for l, t, e in zip(i_lines, i_texts, i_engines)]
+    return [o[0] for o in out], [o[1] for o in out], [o[2] for o in out], [o[3] for o in out]
+
+
+def _merge_vertical_chinese(page: np.ndarray, lines: list[Line], texts: list[str], engines: list[str],
+                            vertical_models: dict[str, str]) -> tuple[list[str], list[str]]:
+    """Columns whose PP-OCR read holds Latin, read again by Tesseract and merged
+    (``merge_reads``); a column where the two reads share too little is left as PP-OCR
+    read it."""
+    from pipeline.text.langid import chinese_forms
+
+    forms = chinese_forms("".join(texts))
+    model = vertical_models.get("zh-Hant", vertical_models["zh"]) if forms == "traditional" else vertical_models["zh"]
+    latin = [i for i, t in enumerate(texts) if LATIN_OR_SYMBOL.search(_nfkc(t))]
+    if not latin:
+        return texts, engines
+    texts, engines = list(texts), list(engines)
+    try:
+        reads, unsplit = _vertical_tiers(page, lines, model, latin)
+    except (OSError, subprocess.CalledProcessError) as exc:  # no tesseract, or no such model
+        stderr = getattr(exc, "stderr", b"") or b""
+        log.warning("Tesseract %s unavailable (%s %s): vertical Chinese kept as PP-OCR read it",
+                    model, exc, stderr.decode("utf-8", "replace").strip())
+        return texts, engines
+    for i, upright in reads.items():
+        agreement = difflib.SequenceMatcher(None, _nfkc(texts[i]), _nfkc(upright), autojunk=False).ratio()
+        if lines[i].frame not in unsplit and agreement >= MERGE_MIN_AGREEMENT:
+            texts[i] = merge_reads(texts[i], upright)
+            engines[i] = f"{engines[i]} + {_tesseract_engine(model)}"
+    return texts, engines

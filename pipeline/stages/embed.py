@@ -1,0 +1,31 @@
+"""The embed stage, embedding and alignment: ChunkedDocument -> EmbeddedDocument (+ two .npy).
+
+Raw vectors are kept next to the aligned ones so that a newly promoted W_lang can be
+applied later without re-extracting or re-embedding.
+"""
+
+from __future__ import annotations
+
+from pipeline.alignment.maps import load_production_map
+from pipeline.config import Settings
+from pipeline.contracts import ChunkedDocument, DocRef, EmbeddedDocument, StageResult
+from pipeline.embedding.embedders import embedder_id, get_embedder
+from pipeline.stages import CHUNK, EMBED
+from pipeline.workspace import Workspace
+
+
+def run(ref: DocRef, settings: Settings) -> StageResult:
+    ws = Workspace(settings, ref.batch_id)
+    chunked = ws.read_model(ws.path(CHUNK, ref.doc_id), ChunkedDocument)
+    embedder = get_embedder(settings.embedding.model, settings.embedding.batch_size)
+    raw = embedder.encode([c.text for c in chunked.chunks])
+    alignment = load_production_map(settings, chunked.lang)
+    raw_path = ws.write_array(ws.path(EMBED, ref.doc_id, "raw.npy"), raw)
+    aligned_path = ws.write_array(ws.path(EMBED, ref.doc_id, "aligned.npy"), alignment.apply(raw))
+    embedded = EmbeddedDocument(
+        doc_id=ref.doc_id, lang=chunked.lang, embedder=embedder_id(embedder), dimension=embedder.dimension,
+        alignment_version=alignment.version, anchor_set_version=alignment.anchor_set_version,
+        raw_vectors=str(raw_path), aligned_vectors=str(aligned_path),
+    )
+    out = ws.write_model(ws.path(EMBED, ref.doc_id), embedded)
+    return StageResult(batch_id=ref.batch_id, doc_id=ref.doc_id, stage=EMBED, output=str(out))

@@ -1,0 +1,61 @@
+"""The enrich stage: ChunkedDocument + EmbeddedDocument -> the document's Weaviate objects.
+
+Each chunk gets the regulations it names (pipeline.text.regulations) and its full lineage
+(source sha256, pipeline version, engines, embedder, alignment and anchor set versions,
+batch); its uuid is derived from that lineage, so a retry rewrites the same objects.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pipeline import pipeline_version
+from pipeline.config import Settings
+from pipeline.contracts import (
+    ChunkedDocument,
+    CleanedDocument,
+    DocRef,
+    EmbeddedDocument,
+    StageResult,
+)
+from pipeline.stages import CHUNK, EMBED, ENRICH, LANGUAGE
+from pipeline.stores.vector_store import chunk_uuid
+from pipeline.text.regulations import find_regulations, regulation_facts
+from pipeline.workspace import Workspace
+
+
+def build_objects(cleaned: CleanedDocument, chunked: ChunkedDocument, embedded: EmbeddedDocument,
+                  batch_id: str) -> list[dict[str, Any]]:
+    """Weaviate objects (uuid + properties) for one document, in chunk order."""
+    objects = []
+    version = pipeline_version()
+    for index, chunk in enumerate(chunked.chunks):
+        reg_ids = find_regulations(chunk.text)
+        properties = {
+            "text": chunk.text, "lang": chunk.lang, "lang_confidence": cleaned.lang_confidence,
+            "doc_id": chunk.doc_id, "chunk_id": chunk.chunk_id, "chunk_index": index,
+            "source_path": cleaned.source_path, "page_start": chunk.page_start, "page_end": chunk.page_end,
+            "char_start": chunk.start, "char_end": chunk.end, "structure_type": chunk.structure_type,
+            "clause_number": chunk.clause_number or "", "clause_id": chunk.clause_id or "",
+            "clause_numbers": chunk.clause_numbers,
+            "heading_path": chunk.heading_path, "prev_clause_id": chunk.prev_clause_id or "",
+            "next_clause_id": chunk.next_clause_id or "", "semantic_density": chunk.semantic_density,
+            "regulation_ids": reg_ids,
+            "regulation_facts": json.dumps(regulation_facts(reg_ids), ensure_ascii=False),
+            "source_sha256": cleaned.sha256, "pipeline_version": version,
+            "extraction_method": "+".join(cleaned.extraction_methods), "extraction_engines": cleaned.engines,
+            "embedder": embedded.embedder, "alignment_version": embedded.alignment_version,
+            "anchor_set_version": embedded.anchor_set_version or "none", "batch_id": batch_id,
+        }
+        objects.append({"uuid": chunk_uuid(properties), "properties": properties})
+    return objects
+
+
+def run(ref: DocRef, settings: Settings) -> StageResult:
+    ws = Workspace(settings, ref.batch_id)
+    cleaned = ws.read_model(ws.path(LANGUAGE, ref.doc_id), CleanedDocument)
+    chunked = ws.read_model(ws.path(CHUNK, ref.doc_id), ChunkedDocument)
+    embedded = ws.read_model(ws.path(EMBED, ref.doc_id), EmbeddedDocument)
+    out = ws.write_json(ws.path(ENRICH, ref.doc_id), build_objects(cleaned, chunked, embedded, ref.batch_id))
+    return StageResult(batch_id=ref.batch_id, doc_id=ref.doc_id, stage=ENRICH, output=str(out))

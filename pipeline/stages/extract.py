@@ -1,0 +1,99 @@
+"""The extract stage: a source file -> pages of text blocks (ExtractedDocument).
+
+Each page is read from its text layer (pipeline.extraction.pdf, with tables from
+pipeline.extraction.tables), or, without a usable one, rasterised and OCRed
+(pipeline.extraction.scans); a scanned region on a text-layer page is OCRed too. Bad
+files raise DocumentError with a machine-readable reason.
+"""
+
+from __future__ import annotations
+
+import logging
+from importlib.metadata import version
+from pathlib import Path
+
+import numpy as np
+
+from pipeline.config import Settings
+from pipeline.contracts import Block, DocRef, DocumentError, ExtractedDocument, Page, StageResult
+from pipeline.extraction.pdf import (Chars, check_file, horizontal_blocks, insert_by_position, is_vertical_layer,
+                                     open_pdf, vertical_blocks)
+from pipeline.extraction.scans import ocr_blocks, render_gray, scanned_regions
+from pipeline.extraction.tables import has_rulings, page_tables
+from pipeline.stages import EXTRACT
+from pipeline.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+
+def extract_file(path: Path, settings: Settings, doc_id: str = "", sha256: str = "") -> ExtractedDocument:
+    check_file(path)
+    pdf = open_pdf(path)
+    text_engine = f"pdfium-{version('pypdfium2')}"
+    try:
+        n_pages = len(pdf)
+        if n_pages == 0:
+            raise DocumentError("no_pages", f"{path.name} has no pages")
+        if n_pages > settings.extraction.max_pages:
+            raise DocumentError("too_many_pages", f"{path.name} has {n_pages} pages (max {settings.extraction.max_pages})")
+        plumber: list = []  # opened once, on the first page with table rulings
+        pages = [_extract_page(pdf, index, path, settings, text_engine, plumber) for index in range(n_pages)]
+    finally:
+        pdf.close()
+        for handle in plumber:
+            handle.close()
+    if not any(b.text.strip() for p in pages for b in p.blocks):
+        raise DocumentError("no_text", f"{path.name}: no text in the text layer and none found by OCR")
+    engines = sorted({p.engine for p in pages} | {b.engine for p in pages for b in p.blocks if b.engine})
+    return ExtractedDocument(doc_id=doc_id, source_path=str(path), sha256=sha256, pages=pages, engines=engines)
+
+
+def _extract_page(pdf, index: int, path: Path, settings: Settings, text_engine: str, plumber: list) -> Page:
+    try:
+        page = pdf[index]
+        width, height = page.get_size()
+        chars = Chars(page.get_textpage(), height)
+    except Exception as exc:  # PDFium raises PdfiumError for a broken page
+        raise DocumentError("corrupt_pdf", f"{path.name} page {index + 1}: {type(exc).__name__}: {exc}") from exc
+    if int(chars.ink.sum()) < settings.extraction.min_text_layer_chars:
+        gray, scale = render_gray(page, settings)
+        blocks, result = ocr_blocks(gray, scale, (0.0, 0.0), settings)
+        log.info("%s: page %d OCR (%s, rotation %d)", path.name, index + 1, result.direction, result.rotation)
+        return Page(page_no=index + 1, width=width, height=height, method="ocr",
+                    engine="+".join(result.engines) or "ocr", direction=result.direction, blocks=blocks,
+                    rotation=result.rotation)
+    engine = text_engine
+    if is_vertical_layer(chars):
+        blocks, direction = vertical_blocks(chars), "vertical"
+    else:
+        tables = []
+        if has_rulings(page):
+            if not plumber:
+                import pdfplumber
+
+                plumber.append(pdfplumber.open(path))
+            tables = page_tables(plumber[0].pages[index])
+            if tables:
+                engine = f"{text_engine}+pdfplumber-{version('pdfplumber')}"
+        blocks, direction = horizontal_blocks(chars, tables), "horizontal"
+    regions = scanned_regions(page, chars, width, height)
+    if regions:
+        gray, scale = render_gray(page, settings)
+        scanned: list[Block] = []
+        for x0, top, x1, bottom in regions:
+            crop = np.ascontiguousarray(gray[int(top * scale):int(bottom * scale), int(x0 * scale):int(x1 * scale)])
+            scanned += ocr_blocks(crop, scale, (x0, top), settings)[0]
+        blocks = insert_by_position(blocks, scanned)
+    return Page(page_no=index + 1, width=width, height=height, method="text_layer", engine=engine,
+                direction=direction, blocks=blocks)  # type: ignore[arg-type]
+
+
+def run(ref: DocRef, settings: Settings) -> StageResult:
+    """Extract one document of a batch into ``<batch>/extract/<doc_id>.json``."""
+    ws = Workspace(settings, ref.batch_id)
+    source = ws.source(ref.doc_id)
+    if source is None:
+        raise RuntimeError(f"document {ref.doc_id} is not in batch {ref.batch_id}'s manifest")
+    document = extract_file(Path(source.source_path), settings, doc_id=source.doc_id, sha256=source.sha256)
+    out = ws.write_model(ws.path(EXTRACT, ref.doc_id), document)
+    return StageResult(batch_id=ref.batch_id, doc_id=ref.doc_id, stage=EXTRACT, output=str(out))

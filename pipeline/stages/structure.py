@@ -1,0 +1,253 @@
+"""The structure stage: CleanedDocument -> StructuredDocument.
+
+A registry-driven tagger (the clause forms of pipeline.text.clauses). The cleaned text is cut into pieces:
+tables (from extraction, kept whole), blank-line separated blocks, and inside a block
+at every line that opens a registered form (and, for `inline` forms such as the
+Japanese proviso ただし、, right after a sentence end). Each piece is then:
+- a HEADER (chapter, section: its title is the rest of the line, or the next short line),
+- a CLAUSE opening (the clause runs until the next clause or heading of the same or a
+  lower level; CLAUSE_START/CLAUSE_END markers are therefore balanced and nested),
+- a CAPTION such as （目的）, which becomes the title of the clause right after it,
+- or content: PARAGRAPH, LIST or TABLE, carrying the id of its innermost clause.
+Every element has its [start, end) span in the cleaned text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.config import Settings
+from pipeline.contracts import (
+    CleanedDocument,
+    DocRef,
+    Element,
+    StageResult,
+    StructuredDocument,
+)
+from pipeline.stages import LANGUAGE, STRUCTURE
+from pipeline.text.clauses import TITLE_MAX_CHARS, Match, match_line
+from pipeline.workspace import Workspace
+
+LIST_ITEM = re.compile(r"^\s*(?:[•●○■□◆◇▪‣∙·・\-*–]|\(?[a-zA-Z]\)|[a-z]\.|\d+\))\s+")
+SENTENCE_END = tuple("。．.!?！？:：;；」』）)")
+SHORT_LINE = 0.6  # a line under this fraction of its block's longest line is not a wrap
+
+
+@dataclass
+class Piece:
+    start: int
+    end: int
+    match: Match | None
+    table: bool = False
+
+
+def _lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    spans, offset = [], start
+    for line in text[start:end].split("\n"):
+        spans.append((offset, offset + len(line)))
+        offset += len(line) + 1
+    return spans
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _block_pieces(text: str, start: int, end: int, lang: str) -> list[Piece]:
+    """A block cut where a line (or, for inline forms, a sentence) opens a form."""
+    lines = _lines(text, start, end)
+    longest = max(b - a for a, b in lines)
+    cuts: list[tuple[int, Match | None]] = []
+    previous: tuple[int, int] | None = None
+    for a, b in lines:
+        line = text[a:b]
+        found = match_line(line, lang)
+        if found and previous is not None and found.form.after_sentence:
+            prev = text[previous[0]:previous[1]].rstrip()
+            if not (prev.endswith(SENTENCE_END) or len(prev) < SHORT_LINE * longest):
+                found = None  # a PDF line wrap that happens to start with "Section 2" or "§ 3"
+        if found or previous is None or (cuts[-1][1] and cuts[-1][1].form.single_line and cuts[-1][0] == previous[0]):
+            cuts.append((a, found))  # (the line after a single-line item starts a new piece)
+        for m in re.finditer(r"。", line):
+            at = a + m.end()
+            inline = match_line(text[at:b], lang, inline_only=True) if at < b else None
+            if inline:
+                cuts.append((at, inline))
+        previous = (a, b)
+    pieces = []
+    for (a, found), (b, _) in zip(cuts, [*cuts[1:], (end, None)]):
+        a, b = _trim(text, a, b)
+        if b > a:
+            pieces.append(Piece(a, b, found))
+    return pieces
+
+
+def _pieces(doc: CleanedDocument) -> list[Piece]:
+    text = doc.text
+    tables = sorted((a, b) for a, b in doc.tables if 0 <= a < b <= len(text))
+    pieces: list[Piece] = []
+    position = 0
+    for table_start, table_end in [*tables, (len(text), len(text))]:
+        if table_start < position:
+            continue  # overlapping table spans: the first one wins
+        for m in re.finditer(r"[^\n]*\S[^\n]*(?:\n[^\n]*\S[^\n]*)*", text[position:table_start]):
+            a, b = _trim(text, position + m.start(), position + m.end())
+            pieces.extend(_block_pieces(text, a, b, doc.lang))
+        if table_end > table_start:
+            a, b = _trim(text, table_start, table_end)
+            if b > a:
+                pieces.append(Piece(a, b, None, table=True))
+        position = max(position, table_end)
+    return pieces
+
+
+def _title_line(text: str, piece: Piece, following: Piece | None, heading: bool) -> tuple[int, int] | None:
+    """The span of the line right after a bare number ("Artikel 1" / "Gegenstand und Ziele"):
+    the piece's second line, or the next piece when that is one short line. A clause's
+    title never ends like a sentence (that is its first sentence); a chapter's may
+    ("Einstieg, aber richtig!")."""
+    first_end = piece.start + text[piece.start:piece.end].find("\n")
+    if first_end >= piece.start:
+        second_end = text.find("\n", first_end + 1, piece.end)
+        candidate = (first_end + 1, piece.end if second_end < 0 else second_end)
+    elif following is not None and not following.match and not following.table:
+        candidate = (following.start, following.end)
+    else:
+        return None
+    line = text[candidate[0]:candidate[1]].strip()
+    if not any(c.isalnum() for c in line) or len(line) > TITLE_MAX_CHARS or LIST_ITEM.match(line) or \
+            (line.endswith(SENTENCE_END) and not heading):
+        return None
+    return candidate
+
+
+def tag(doc: CleanedDocument) -> StructuredDocument:
+    text = doc.text
+    pieces = _pieces(doc)
+    elements: list[Element] = []
+    markers: list[tuple[int, str, str]] = []
+    open_clauses: list[Element] = []  # stack, innermost last
+    counter = 0
+    last_end = 0
+
+    def current() -> str | None:
+        return open_clauses[-1].clause_id if open_clauses else None
+
+    def close_until(level: int, at: int) -> None:
+        while open_clauses and open_clauses[-1].level >= level:
+            clause = open_clauses.pop()
+            clause.end = max(at, clause.start)
+            markers.append((clause.end, "CLAUSE_END", clause.clause_id or ""))
+
+    def content(start: int, end: int) -> None:
+        start, end = _trim(text, start, end)
+        if end > start:
+            first_line = text[start:end].split("\n", 1)[0]
+            kind = "LIST" if LIST_ITEM.match(first_line) else "PARAGRAPH"
+            elements.append(Element(type=kind, start=start, end=end, clause_id=current()))  # type: ignore[arg-type]
+
+    i = 0
+    while i < len(pieces):
+        piece = pieces[i]
+        following = pieces[i + 1] if i + 1 < len(pieces) else None
+        found = piece.match
+        caption: Piece | None = None
+        if piece.table:
+            elements.append(Element(type="TABLE", start=piece.start, end=piece.end, clause_id=current()))
+            last_end = piece.end
+            i += 1
+            continue
+        if found and found.form.type == "CAPTION":
+            if following and following.match and following.match.form.type == "CLAUSE":
+                # （目的） then 第一条: the caption opens the clause and is its title.
+                caption, piece, found = piece, following, following.match
+                i += 1
+                following = pieces[i + 1] if i + 1 < len(pieces) else None
+            else:
+                found = None
+        if found is None:
+            content(piece.start, piece.end)
+            last_end = piece.end
+            i += 1
+            continue
+
+        close_until(found.level, last_end)
+        start = caption.start if caption else piece.start
+        title = found.title or (caption.match.title if caption and caption.match else None)
+        end = piece.end
+        title_span = _title_line(text, piece, following, found.form.type == "HEADER") if title is None and found.form.title else None
+        if title_span:
+            title = text[title_span[0]:title_span[1]].strip()
+            if title_span[1] > piece.end:  # the title was the next piece
+                end = title_span[1]
+                i += 1
+        if found.form.type == "HEADER":
+            heading_end = title_span[1] if title_span else piece.start + len(text[piece.start:piece.end].split("\n", 1)[0])
+            elements.append(Element(type="HEADER", start=start, end=heading_end, level=found.level,
+                                    number=found.number, title=title))
+            content(heading_end, end)
+        else:
+            counter += 1
+            clause = Element(type="CLAUSE", start=start, end=end, level=found.level, number=found.number, title=title,
+                             clause_id=f"{doc.doc_id}:c{counter}", parent_id=current())
+            open_clauses.append(clause)
+            elements.append(clause)
+            markers.append((start, "CLAUSE_START", clause.clause_id or ""))
+            if caption:
+                content(caption.start, caption.end)
+            content(piece.start, end)
+            if found.form.single_line:
+                close_until(found.level, end)
+        last_end = end
+        i += 1
+    close_until(0, last_end)
+    elements.sort(key=lambda e: (e.start, {"HEADER": 0, "CLAUSE": 1}.get(e.type, 2)))
+    markers.sort(key=lambda m: (m[0], 0 if m[1] == "CLAUSE_END" else 1))
+    return StructuredDocument(doc_id=doc.doc_id, elements=elements, markers=markers)
+
+
+def tree(structure: StructuredDocument) -> list[dict[str, Any]]:
+    """The elements as a nested tree: headings hold what follows them up to the next
+    heading of the same or a lower level, clauses hold their sub-clauses and content."""
+    roots: list[dict[str, Any]] = []
+    headings: list[tuple[int, dict[str, Any]]] = []  # open headings (level, node)
+    clause_nodes: dict[str, dict[str, Any]] = {}
+
+    def node(element: Element) -> dict[str, Any]:
+        keys = ("type", "start", "end", "level", "number", "title")
+        return {k: getattr(element, k) for k in keys if getattr(element, k) is not None} | {"children": []}
+
+    def attach(item: dict[str, Any], parent_clause: str | None) -> None:
+        if parent_clause in clause_nodes:
+            clause_nodes[parent_clause]["children"].append(item)
+        elif headings:
+            headings[-1][1]["children"].append(item)
+        else:
+            roots.append(item)
+
+    for element in structure.elements:
+        item = node(element)
+        if element.type == "HEADER":
+            while headings and headings[-1][0] >= element.level:
+                headings.pop()
+            attach(item, None)
+            headings.append((element.level, item))
+        elif element.type == "CLAUSE":
+            attach(item, element.parent_id)
+            clause_nodes[element.clause_id or ""] = item
+        else:
+            attach(item, element.clause_id)
+    return roots
+
+
+def run(ref: DocRef, settings: Settings) -> StageResult:
+    ws = Workspace(settings, ref.batch_id)
+    cleaned = ws.read_model(ws.path(LANGUAGE, ref.doc_id), CleanedDocument)
+    out = ws.write_model(ws.path(STRUCTURE, ref.doc_id), tag(cleaned))
+    return StageResult(batch_id=ref.batch_id, doc_id=ref.doc_id, stage=STRUCTURE, output=str(out))

@@ -1,0 +1,267 @@
+"""Weaviate: connection (embedded server by default, a URL for a real cluster), the chunk
+collection's schema (the one place it is defined), and the staging/promotion moves that
+make a batch all-or-nothing (docs/decisions.md section 3).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import socket
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+from urllib.parse import urlparse
+
+import weaviate
+from weaviate.classes.config import Configure, DataType, Property
+from weaviate.classes.data import DataObject
+from weaviate.classes.query import Filter, MetadataQuery
+from weaviate.exceptions import WeaviateBaseError
+from weaviate.util import generate_uuid5
+
+from pipeline.config import Settings
+
+log = logging.getLogger(__name__)
+
+# The chunk schema: (name, type). Lineage fields (docs/decisions.md section 1) are all required.
+PROPERTIES: list[tuple[str, DataType]] = [
+    ("text", DataType.TEXT),
+    ("lang", DataType.TEXT),
+    ("lang_confidence", DataType.NUMBER),
+    ("doc_id", DataType.TEXT),
+    ("chunk_id", DataType.TEXT),
+    ("chunk_index", DataType.INT),
+    ("source_path", DataType.TEXT),
+    ("page_start", DataType.INT),
+    ("page_end", DataType.INT),
+    ("char_start", DataType.INT),
+    ("char_end", DataType.INT),
+    ("structure_type", DataType.TEXT),
+    ("clause_number", DataType.TEXT),
+    ("clause_id", DataType.TEXT),
+    ("clause_numbers", DataType.TEXT_ARRAY),  # every clause holding the chunk, outermost first
+    ("heading_path", DataType.TEXT_ARRAY),
+    ("prev_clause_id", DataType.TEXT),
+    ("next_clause_id", DataType.TEXT),
+    ("semantic_density", DataType.NUMBER),
+    ("regulation_ids", DataType.TEXT_ARRAY),
+    ("regulation_facts", DataType.TEXT),  # JSON: {id: {jurisdiction, effective_date, ...}}
+    # lineage
+    ("source_sha256", DataType.TEXT),
+    ("pipeline_version", DataType.TEXT),
+    ("extraction_method", DataType.TEXT),
+    ("extraction_engines", DataType.TEXT_ARRAY),
+    ("embedder", DataType.TEXT),
+    ("alignment_version", DataType.TEXT),
+    ("anchor_set_version", DataType.TEXT),
+    ("batch_id", DataType.TEXT),
+]
+LINEAGE_FIELDS = ["doc_id", "source_sha256", "pipeline_version", "extraction_method", "extraction_engines",
+                  "embedder", "alignment_version", "anchor_set_version", "batch_id"]
+PROPERTY_NAMES = [name for name, _ in PROPERTIES]
+
+
+class WeaviateUnavailable(RuntimeError):
+    """The configured Weaviate cannot be reached; the task fails and Airflow retries it."""
+
+
+def chunk_uuid(properties: dict[str, Any]) -> str:
+    """Deterministic from the chunk's lineage: a retried load rewrites the same objects."""
+    key = "|".join(str(properties[k]) for k in
+                   ("doc_id", "source_sha256", "chunk_index", "pipeline_version", "embedder",
+                    "alignment_version", "anchor_set_version", "batch_id"))
+    return str(generate_uuid5(key))
+
+
+def _listening(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(0.5)
+        return s.connect_ex((host, port)) == 0
+
+
+def embedded_binary_dir(settings: Settings) -> Path:
+    return Path(settings.weaviate.binary_dir)
+
+
+def embedded_binary_path(settings: Settings) -> Path:
+    """Where weaviate-client's embedded mode looks for the server binary of this version."""
+    version = settings.weaviate.version
+    digest = hashlib.sha256(f"v{version}".encode()).hexdigest()
+    return embedded_binary_dir(settings) / f"weaviate-v{version}-{digest}"
+
+
+def _embedded_env(settings: Settings) -> dict[str, str]:
+    return {
+        "LOG_LEVEL": "error",
+        "DISABLE_TELEMETRY": "true",
+        "ENABLE_MODULES": "",
+        "PERSISTENCE_DATA_PATH": str(settings.weaviate_data_path),
+    }
+
+
+@contextmanager
+def connect(settings: Settings) -> Iterator[weaviate.WeaviateClient]:
+    """A client for the configured Weaviate: a URL, else the embedded server.
+
+    If the embedded server is already running (started by another task or by
+    ``embedded_server``), this connects to it; otherwise it starts one that lives as
+    long as the client.
+    """
+    cfg = settings.weaviate
+    if cfg.url:
+        url = urlparse(cfg.url)
+        auth = weaviate.auth.AuthApiKey(cfg.api_key) if cfg.api_key else None
+        try:
+            client = weaviate.connect_to_custom(
+                http_host=url.hostname, http_port=url.port or (443 if url.scheme == "https" else 80),
+                http_secure=url.scheme == "https", grpc_host=url.hostname, grpc_port=cfg.grpc_port,
+                grpc_secure=url.scheme == "https", auth_credentials=auth,
+            )
+        except WeaviateBaseError as exc:
+            raise WeaviateUnavailable(f"Weaviate at {cfg.url} (gRPC port {cfg.grpc_port}) is unreachable: "
+                                      f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}") from exc
+    elif _listening("127.0.0.1", cfg.http_port) and _listening("127.0.0.1", cfg.grpc_port):
+        client = weaviate.connect_to_local(port=cfg.http_port, grpc_port=cfg.grpc_port)
+    else:
+        if not embedded_binary_path(settings).exists():
+            raise RuntimeError(
+                f"Weaviate server binary {embedded_binary_path(settings)} is missing: run `make install` "
+                "(it builds the server from its Go module) or set ROSETTA__WEAVIATE__URL to a running server"
+            )
+        settings.weaviate_data_path.mkdir(parents=True, exist_ok=True)
+        client = weaviate.connect_to_embedded(
+            version=cfg.version, port=cfg.http_port, grpc_port=cfg.grpc_port,
+            binary_path=str(embedded_binary_dir(settings)),
+            persistence_data_path=str(settings.weaviate_data_path),
+            environment_variables=_embedded_env(settings),
+        )
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+@contextmanager
+def embedded_server_kept_up(settings: Settings) -> Iterator[None]:
+    """Keep one embedded Weaviate up for a whole DAG run (its tasks then connect to it) instead
+    of each task starting and stopping its own; nothing to do with a configured URL."""
+    if settings.weaviate.url:
+        yield
+        return
+    with connect(settings):
+        yield
+
+
+def staging_name(settings: Settings, batch_id: str) -> str:
+    return f"{settings.weaviate.collection}Staging_{hashlib.sha1(batch_id.encode()).hexdigest()[:12]}"
+
+
+def ensure_collection(client: weaviate.WeaviateClient, settings: Settings, name: str):
+    """Create the collection with the one schema if it does not exist; return it."""
+    if client.collections.exists(name):
+        return client.collections.get(name)
+    cfg = settings.weaviate
+    quantizer = Configure.VectorIndex.Quantizer.pq(training_limit=cfg.pq_min_objects) if cfg.pq_enabled else None
+    client.collections.create(
+        name,
+        properties=[Property(name=n, data_type=t, skip_vectorization=True) for n, t in PROPERTIES],
+        vector_config=Configure.Vectors.self_provided(
+            vector_index_config=Configure.VectorIndex.hnsw(quantizer=quantizer),
+        ),
+        replication_config=Configure.replication(factor=cfg.replication_factor),
+    )
+    return client.collections.get(name)
+
+
+def consistency(settings: Settings):
+    from weaviate.classes.config import ConsistencyLevel
+
+    return getattr(ConsistencyLevel, settings.weaviate.consistency_level)
+
+
+def live_collection(client: weaviate.WeaviateClient, settings: Settings):
+    return ensure_collection(client, settings, settings.weaviate.collection).with_consistency_level(consistency(settings))
+
+
+def insert_objects(collection, objects: list[tuple[str, dict[str, Any], list[float]]], settings: Settings) -> None:
+    """Write objects in synchronous batches (weaviate.concurrent_requests in flight), every
+    per-object error checked.
+
+    Per-object errors (the client returns them, it does not raise) are retried up to
+    weaviate.max_retries times; what is left fails the task with the objects and the
+    reasons. A lost server raises at once (the client's background batcher would instead
+    retry with backoff and block), so Airflow retries the task; uuids are deterministic,
+    so a retry overwrites what the failed attempt wrote and nothing is doubled.
+    """
+    size = settings.weaviate.batch_size
+    pending = objects
+    reasons: list[str] = []
+
+    def send(part: list[tuple[str, dict[str, Any], list[float]]]) -> list[tuple[tuple[str, dict, list[float]], str]]:
+        result = collection.data.insert_many(
+            [DataObject(properties=p, uuid=u, vector=v) for u, p, v in part])
+        return [(part[index], error.message) for index, error in result.errors.items()]
+
+    for attempt in range(1, settings.weaviate.max_retries + 1):
+        parts = [pending[i:i + size] for i in range(0, len(pending), size)]
+        with ThreadPoolExecutor(max_workers=settings.weaviate.concurrent_requests) as pool:
+            failed = [f for part_failures in pool.map(send, parts) for f in part_failures]
+        if not failed:
+            return
+        reasons = sorted({message for _, message in failed})
+        log.warning("attempt %d: %d object(s) failed (%s); retrying", attempt, len(failed), "; ".join(reasons[:3]))
+        pending = [obj for obj, _ in failed]
+    raise RuntimeError(f"{len(pending)} object(s) could not be written to {collection.name}: "
+                       f"{'; '.join(reasons[:5])}; first ids: {[o[0] for o in pending[:5]]}")
+
+
+def iterate_objects(collection, doc_ids: list[str] | None = None, include_vector: bool = True,
+                    page_size: int = 500, filters=None) -> Iterator[tuple[str, dict[str, Any], list[float] | None]]:
+    """All objects (or those of some documents, or matching ``filters``) with their vectors.
+
+    Unfiltered reads page by uuid cursor; filtered reads page by offset (Weaviate's
+    cursor does not combine with filters).
+    """
+    if doc_ids is not None:
+        if not doc_ids:
+            return
+        filters = Filter.by_property("doc_id").contains_any(doc_ids)
+    after, offset = None, 0
+    while True:
+        if filters is None:
+            page = collection.query.fetch_objects(limit=page_size, after=after, include_vector=include_vector)
+        else:
+            page = collection.query.fetch_objects(filters=filters, limit=page_size, offset=offset,
+                                                  include_vector=include_vector)
+        for obj in page.objects:
+            vector = obj.vector.get("default") if include_vector and obj.vector else None
+            yield str(obj.uuid), dict(obj.properties), vector
+        if len(page.objects) < page_size:
+            return
+        after, offset = page.objects[-1].uuid, offset + page_size
+
+
+def batch_filter(batch_id: str):
+    return Filter.by_property("batch_id").equal(batch_id)
+
+
+def delete_uuids(collection, uuids: list[str]) -> None:
+    for start in range(0, len(uuids), 1000):
+        part = uuids[start:start + 1000]
+        result = collection.data.delete_many(where=Filter.by_id().contains_any(part))
+        if result.failed:
+            raise RuntimeError(f"{result.failed} object(s) could not be deleted from {collection.name}")
+
+
+def search(client: weaviate.WeaviateClient, settings: Settings, vector: list[float], limit: int = 5,
+           lang: str | None = None, collection_name: str | None = None) -> list[tuple[dict[str, Any], float, str]]:
+    name = collection_name or settings.weaviate.collection
+    if not client.collections.exists(name):
+        return []
+    collection = client.collections.get(name)
+    filters = Filter.by_property("lang").equal(lang) if lang else None
+    result = collection.query.near_vector(near_vector=vector, limit=limit, filters=filters,
+                                          return_metadata=MetadataQuery(distance=True))
+    return [(dict(o.properties), 1.0 - float(o.metadata.distance), str(o.uuid)) for o in result.objects]

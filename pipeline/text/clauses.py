@@ -1,0 +1,72 @@
+"""The clause-form registry: the ways legal and technical texts open a clause or a heading
+(第一条, § 3, Artículo 5, Section 1.1 ...), one entry per form in clause_forms.yaml (data, not
+code). The structure stage tags with it; anything else that must recognise a clause heading
+asks ``match_line`` too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+FORMS_FILE = Path(__file__).with_name("clause_forms.yaml")
+TITLE_MAX_CHARS = 120
+
+
+@dataclass(frozen=True)
+class Form:
+    id: str
+    langs: tuple[str, ...]
+    type: str  # CLAUSE, HEADER or CAPTION
+    level: int | str
+    base: int
+    regex: re.Pattern[str]
+    title: bool
+    number: str | None
+    inline: bool
+    after_sentence: bool
+    single_line: bool
+    max_line_chars: int
+
+    def level_of(self, number: str) -> int:
+        return self.base + number.count(".") if self.level == "dotted" else int(self.level)
+
+
+@lru_cache(maxsize=1)
+def forms() -> tuple[Form, ...]:
+    entries = yaml.safe_load(FORMS_FILE.read_text(encoding="utf-8"))
+    return tuple(
+        Form(id=e["id"], langs=tuple(e["langs"]), type=e["type"], level=e["level"], base=int(e.get("base", 1)),
+             regex=re.compile(r"[ \t\u3000]*(?:" + e["pattern"] + r")"), title=bool(e.get("title")),
+             number=e.get("number"), inline=bool(e.get("inline")), after_sentence=bool(e.get("after_sentence")),
+             single_line=bool(e.get("single_line")), max_line_chars=int(e.get("max_line_chars", 10_000)))
+        for e in entries
+    )
+
+
+@dataclass
+class Match:
+    form: Form
+    number: str
+    title: str | None
+    level: int
+
+
+def match_line(line: str, lang: str, inline_only: bool = False) -> Match | None:
+    """The first registered form of ``lang`` that opens ``line``."""
+    for form in forms():
+        if lang not in form.langs or len(line) > form.max_line_chars or (inline_only and not form.inline):
+            continue
+        m = form.regex.match(line)
+        if m:
+            rest = line[m.end():].strip(" .:：、-–—\t\u3000")
+            title = rest if form.title and rest and len(rest) <= TITLE_MAX_CHARS else None
+            number = form.number or m.group(0).strip(" \t\u3000.、")
+            if form.type == "CAPTION":
+                number, title = "", m.group("num").strip()
+            return Match(form=form, number=number, title=title, level=form.level_of(m.group("num")))
+    return None
