@@ -150,3 +150,14 @@ def test_nothing_left_after_cleaning_is_no_text(settings):
     with pytest.raises(DocumentError) as err:
         language.clean_and_detect(document([["- 1 -"], ["- 2 -"], ["- 3 -"]]), settings)
     assert err.value.reason == "no_text"
+
+
+def test_urls_and_paths_do_not_decide_the_language(settings):
+    """A real chunk of the Chinese maint-guide: its URLs (lrde.epita.fr) once made it French."""
+    text = ("• Autotools Tutorial (http://www.lrde.epita.fr/~adl/autotools.html) 为 the GNU Build System known as "
+            "the GNU Autotools 中\n最重要的工具——Autoconf、Automake、Libtool 和 gettext 提供了很好的文档。\n\n"
+            "• gnu-standards - 此软件包包含了 GNU 项目中的两篇文档：GNU Coding Standards "
+            "(http://www.gnu.org/prep/-\nstandards/html_node/index.html) 和Information for Maintainers of GNU "
+            "Software (http://www.gnu.org/prep/maintain/html_node/-\nindex.html) 。")
+    assert langid.detect_block(text, settings)[0] == "zh"
+    assert langid.detect_block("Siehe /usr/share/doc/devscripts/README.gz und https://www.debian.org/doc/", settings)[0] == "de"

@@ -14,6 +14,8 @@ KANA = re.compile(r"[\u3040-\u30ff]")
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # Latin acronyms inside CJK/Spanish text (GDPR, SCT Inst) must not flip the language.
 ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{1,}(?:\s+[A-Z][a-z]+)?\b")
+# URLs, mail addresses and paths are in no language (lrde.epita.fr made a Chinese paragraph French).
+NOT_LANGUAGE = re.compile(r"(?:https?|ftp)://\S+|\bwww\.\S+|[\w.+-]+@[\w-]+\.[\w.-]+|(?<!\w)/[\w.-]+(?:/[\w.~-]+)+/?")
 
 
 @lru_cache(maxsize=1)
@@ -89,8 +91,8 @@ def han_script_vote(text: str) -> str:
 def detect_block(text: str, settings: Settings) -> tuple[str, float]:
     """Language of one piece of text, with CJK disambiguation and acronym masking.
 
-    1. fastText lid.176 on the text with Latin acronyms masked (GDPR, SCT Inst) where the
-       text is CJK or longer than three words.
+    1. fastText lid.176 on the text without URLs, mail addresses and paths, with Latin
+       acronyms masked (GDPR, SCT Inst) where the text is CJK or longer than three words.
     2. Short text that fastText reads as an unconfigured language (technical English read
        as French, Spanish as Portuguese) takes the best configured language among its
        top five if that one has at least a tenth of the top score; a text that is
@@ -101,6 +103,7 @@ def detect_block(text: str, settings: Settings) -> tuple[str, float]:
        usage line full of [OPTION] placeholders is Japanese).
     """
     text = " ".join(text.split())
+    text = " ".join(NOT_LANGUAGE.sub(" ", text).split()) or text
     masked = ACRONYM.sub(" ", text) if CJK.search(text) or len(text.split()) > 3 else text
     masked = " ".join(masked.split()) or text
     ranked = _fasttext().detect(masked, model=settings.language.model, k=5)
