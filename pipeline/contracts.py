@@ -59,7 +59,7 @@ class BatchManifest(BaseModel):
     skipped: list[SourceDocument] = Field(default_factory=list)
 
 
-# --- stage 2: extraction ---------------------------------------------------------------
+# --- extract ---------------------------------------------------------------------------
 class Block(BaseModel):
     text: str
     bbox: tuple[float, float, float, float]  # x0, top, x1, bottom in PDF points
@@ -92,7 +92,7 @@ class ExtractedDocument(BaseModel):
     engines: list[str]
 
 
-# --- stage 1: language + cleaning ------------------------------------------------------
+# --- language (cleaning + detection) -----------------------------------------------------
 class RemovedSpan(BaseModel):
     page_no: int
     text: str
@@ -125,7 +125,7 @@ class CleanedDocument(BaseModel):
         return self.pages[-1].page_no if self.pages else 1
 
 
-# --- stage 3: structure ----------------------------------------------------------------
+# --- structure -------------------------------------------------------------------------
 ElementType = Literal["HEADER", "CLAUSE", "PARAGRAPH", "LIST", "TABLE"]
 
 
@@ -146,7 +146,7 @@ class StructuredDocument(BaseModel):
     markers: list[tuple[int, str, str]]  # (offset, "CLAUSE_START"|"CLAUSE_END", clause_id)
 
 
-# --- stage 4: chunking -----------------------------------------------------------------
+# --- chunk -----------------------------------------------------------------------------
 class Chunk(BaseModel):
     chunk_id: str
     doc_id: str
@@ -173,7 +173,7 @@ class ChunkedDocument(BaseModel):
     chunks: list[Chunk]
 
 
-# --- stage 5: embedding + alignment ----------------------------------------------------
+# --- embed (embedding + alignment) -------------------------------------------------------
 class EmbeddedDocument(BaseModel):
     doc_id: str
     lang: str

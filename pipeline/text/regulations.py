@@ -1,4 +1,4 @@
-"""Regulation enrichment (stage 6): which regulations a chunk names, and their facts.
+"""Regulation enrichment (the enrich stage): which regulations a chunk names, and their facts.
 
 The regulations live in regulations.yaml (data, not code).
 """
