@@ -45,17 +45,9 @@ def test_dags_have_tags_and_params(dagbag):
 def test_every_task_retries_as_configured(settings):
     """The suite runs with retries 0; parsed with airflow.retries=3, every task of every DAG
     must retry three times (a task that overrides or drops the default fails this)."""
-    code = (
-        "import json, sys\n"
-        "from rosetta_airflow.runner import prepare_airflow\n"
-        "prepare_airflow()\n"
-        "from airflow.dag_processing.dagbag import DagBag\n"
-        f"bag = DagBag(dag_folder={str(ROOT / 'dags')!r})\n"
-        "print(json.dumps({f'{d}.{t.task_id}': t.retries for d in bag.dag_ids for t in bag.get_dag(d).tasks}))\n"
-    )
-    env = {**os.environ, "ROSETTA__AIRFLOW__RETRIES": "3", "PYTHONPATH": str(ROOT / "plugins")}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
-    retries = json.loads(out.stdout.strip().splitlines()[-1])
+    retries = parsed_in_a_subprocess(
+        "{f'{d}.{t.task_id}': t.retries for d in bag.dag_ids for t in bag.get_dag(d).tasks}",
+        ROSETTA__AIRFLOW__RETRIES="3")
     assert len(retries) > 10
     assert {task: n for task, n in retries.items() if n != 3} == {}
 
@@ -75,14 +67,20 @@ def test_corpus_refresh_is_scheduled_and_maps_per_document(dagbag, settings):
 
 @pytest.mark.integration
 def test_parsing_dags_imports_no_heavy_module(settings):
+    assert parsed_in_a_subprocess(f"[m for m in {HEAVY_MODULES!r} if m in sys.modules]") == []
+
+
+def parsed_in_a_subprocess(expression: str, **env: str):
+    """Parse the DAG folder in a fresh Python (the way the DAG processor does) and return the
+    JSON value of ``expression``, evaluated with ``bag`` (the DagBag) and ``sys`` in scope."""
     code = (
         "import json, sys\n"
         "from rosetta_airflow.runner import prepare_airflow\n"
         "prepare_airflow()\n"
         "from airflow.dag_processing.dagbag import DagBag\n"
         f"bag = DagBag(dag_folder={str(ROOT / 'dags')!r})\n"
-        f"print(json.dumps([m for m in {HEAVY_MODULES!r} if m in sys.modules]))\n"
+        f"print(json.dumps({expression}))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "plugins")}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "plugins"), **env})
+    return json.loads(out.stdout.strip().splitlines()[-1])
