@@ -48,6 +48,8 @@ from pipeline.workspace import Workspace
 
 CJK_LANGS = {"zh", "ja"}
 SENTENCE_END = re.compile(r"[.!?。！？．…:：;；][\"'”’」』）)\]】》]*\s*$")
+ROW = re.compile(r"\S[^\n]*+")  # a table row: a line with text
+WORD = re.compile(r"\w{2,}")
 WINDOW = 0.7  # a cut leaves a chunk of at least this fraction of the budget
 SIMILARITY_CHARS = 120  # how much of a sentence is embedded to compare it with its neighbour
 
@@ -74,7 +76,7 @@ def segments(doc: CleanedDocument, structure: StructuredDocument) -> list[Segmen
             continue
         if element.type == "TABLE":
             rows = [(element.start + m.start(), element.start + m.end())
-                    for m in re.finditer(r"[^\n]*\S[^\n]*", text[element.start:element.end])]
+                    for m in ROW.finditer(text[element.start:element.end])]
             raw.append((Segment("TABLE", element.clause_id, rows), False))
             continue
         units = sentences.split(text, element.start, element.end, doc.lang)
@@ -175,7 +177,7 @@ def _terms(text: str, lang: str) -> list[str]:
     if lang in CJK_LANGS:
         chars = [c for c in text if c.isalnum()]
         return [a + b for a, b in zip(chars, chars[1:])]
-    return [w.lower() for w in re.findall(r"\w{2,}", text)]
+    return [w.lower() for w in WORD.findall(text)]
 
 
 def semantic_densities(texts: list[str], lang: str) -> list[float]:

@@ -30,8 +30,12 @@ from pipeline.stages import LANGUAGE, STRUCTURE
 from pipeline.text.clauses import TITLE_MAX_CHARS, Match, match_line
 from pipeline.workspace import Workspace
 
-LIST_ITEM = re.compile(r"^\s*(?:[•●○■□◆◇▪‣∙·・\-*–]|\(?[a-zA-Z]\)|[a-z]\.|\d+\))\s+")
+LIST_ITEM = re.compile(r"^\s*+(?:[•●○■□◆◇▪‣∙·・\-*–]|\(?[a-zA-Z]\)|[a-z]\.|\d++\))\s+")
+# A blank-line separated block, from its first to its last visible character (possessive runs:
+# a long run of spaces is read once).
+BLOCK = re.compile(r"\S[^\n]*+(?:\n[^\S\n]*+\S[^\n]*+)*+")
 SENTENCE_END = tuple("。．.!?！？:：;；」』）)")
+INLINE_WINDOW = 40  # an inline form (ただし、) is short: look only this far past each 。
 SHORT_LINE = 0.6  # a line under this fraction of its block's longest line is not a wrap
 
 
@@ -74,11 +78,12 @@ def _block_pieces(text: str, start: int, end: int, lang: str) -> list[Piece]:
                 found = None  # a PDF line wrap that happens to start with "Section 2" or "§ 3"
         if found or previous is None or (cuts[-1][1] and cuts[-1][1].form.single_line and cuts[-1][0] == previous[0]):
             cuts.append((a, found))  # (the line after a single-line item starts a new piece)
-        for m in re.finditer(r"。", line):
-            at = a + m.end()
-            inline = match_line(text[at:b], lang, inline_only=True) if at < b else None
+        at = text.find("。", a, b) + 1
+        while 0 < at < b:
+            inline = match_line(text[at:min(b, at + INLINE_WINDOW)], lang, inline_only=True)
             if inline:
                 cuts.append((at, inline))
+            at = text.find("。", at, b) + 1
         previous = (a, b)
     pieces = []
     for (a, found), (b, _) in zip(cuts, [*cuts[1:], (end, None)]):
@@ -96,7 +101,7 @@ def _pieces(doc: CleanedDocument) -> list[Piece]:
     for table_start, table_end in [*tables, (len(text), len(text))]:
         if table_start < position:
             continue  # overlapping table spans: the first one wins
-        for m in re.finditer(r"[^\n]*\S[^\n]*(?:\n[^\n]*\S[^\n]*)*", text[position:table_start]):
+        for m in BLOCK.finditer(text[position:table_start]):
             a, b = _trim(text, position + m.start(), position + m.end())
             pieces.extend(_block_pieces(text, a, b, doc.lang))
         if table_end > table_start:

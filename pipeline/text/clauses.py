@@ -41,7 +41,7 @@ def forms() -> tuple[Form, ...]:
     entries = yaml.safe_load(FORMS_FILE.read_text(encoding="utf-8"))
     return tuple(
         Form(id=e["id"], langs=tuple(e["langs"]), type=e["type"], level=e["level"], base=int(e.get("base", 1)),
-             regex=re.compile(r"[ \t\u3000]*(?:" + e["pattern"] + r")"), title=bool(e.get("title")),
+             regex=re.compile(r"[ \t\u3000]*+(?:" + e["pattern"] + r")"), title=bool(e.get("title")),
              number=e.get("number"), inline=bool(e.get("inline")), after_sentence=bool(e.get("after_sentence")),
              single_line=bool(e.get("single_line")), max_line_chars=int(e.get("max_line_chars", 10_000)))
         for e in entries

@@ -12,6 +12,9 @@ from pipeline.config import Settings
 from pipeline.contracts import ExtractedDocument, RemovedSpan
 
 FULLWIDTH_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789")
+SPACES = re.compile(r"\s+")
+DIGITS = re.compile(r"\d+")
+NUMERIC_ONLY = re.compile(r"[\d.,:;%()\-–/+]+")
 # Page-number lines in the five languages: "Page 3 of 10", "- 3 -", "Seite 3", "Página 3",
 # "第3页", "第 3 頁", "3 / 10", "p. 3", bare numbers, roman numerals.
 PAGE_NUMBER = re.compile(
@@ -30,7 +33,7 @@ PAGE_NUMBER = re.compile(
 def _normalise(line: str) -> str:
     """A line's identity across pages: digits folded, spaces squeezed."""
     line = unicodedata.normalize("NFKC", line).translate(FULLWIDTH_DIGITS)
-    return re.sub(r"\d+", "#", re.sub(r"\s+", " ", line.strip().lower()))
+    return DIGITS.sub("#", SPACES.sub(" ", line.strip().lower()))
 
 
 def is_garbage(line: str, max_symbol_ratio: float) -> bool:
@@ -39,7 +42,7 @@ def is_garbage(line: str, max_symbol_ratio: float) -> bool:
         return False
     letters = sum(1 for ch in stripped if ch.isalpha())
     if letters == 0:
-        return len(stripped) >= 3 and not re.fullmatch(r"[\d.,:;%()\-–/+]+", stripped)
+        return len(stripped) >= 3 and not NUMERIC_ONLY.fullmatch(stripped)
     symbols = sum(1 for ch in stripped if not (ch.isalnum() or ch in ".,;:!?()[]\"'«»“”„-–—/%&§。、，．！？：；（）「」『』・ー〜"))
     return symbols / len(stripped) > max_symbol_ratio
 
