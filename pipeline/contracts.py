@@ -128,7 +128,7 @@ class CleanedDocument(BaseModel):
 
 
 # --- stage 3: structure ----------------------------------------------------------------
-ElementType = Literal["HEADER", "CLAUSE", "PARAGRAPH", "LIST", "TABLE"]
+ElementType = Literal["HEADER", "CLAUSE", "PARAGRAPH", "LIST", "TABLE", "TOC"]  # TOC: outside the clause tree
 
 
 class Element(BaseModel):

@@ -70,3 +70,37 @@ def test_han_and_full_width_page_numbers_fold_to_one_running_line(settings):
              for n, cjk in enumerate(["一", "二", "三", "四", "五"], start=1)]
     _, removed = cleaning.clean_pages(document(pages), settings)
     assert [r.reason for r in removed] == ["running_header_footer"] * 5
+
+
+TOC_DE = """Inhaltsverzeichnis
+§ 1 Name, Rechtsform, Sitz des Vereins . . . . . . . . . . 1
+§ 2 Zweck des Vereins . . . . . . . . . . . . . . . . . . 1
+§ 6 Erwerb der Mitgliedschaft . . . . . . . . . . . . . . 3
+
+§ 1 Name, Rechtsform, Sitz des Vereins
+(1) Der Verein führt den Namen „Rosetta“.
+(2) Er hat seinen Sitz in Berlin.
+
+§ 2 Zweck des Vereins
+Der Verein verfolgt ausschließlich gemeinnützige Zwecke."""
+
+TOC_EN = """Contents
+4.9 Main building script 25
+4.9.1 debian/rules and DEB_BUILD_OPTIONS 26
+4.9.2 debian/rules and Rules-Requires-Root 27
+
+4.9 Main building script
+This file must be an executable makefile."""
+
+
+@pytest.mark.parametrize("text, lang, clauses", [(TOC_DE, "de", ["§ 1", "(1)", "(2)", "§ 2"]),
+                                                 (TOC_EN, "en", ["4.9"])])
+def test_table_of_contents_lines_are_a_toc_element_and_never_clauses(text, lang, clauses):
+    from pipeline.stages import structure
+    from test_structure import cleaned
+
+    tagged = structure.tag(cleaned(text, lang))
+    found = [e.number for e in tagged.elements if e.type == "CLAUSE"]
+    assert found == clauses
+    tocs = [text[e.start:e.end] for e in tagged.elements if e.type == "TOC"]
+    assert len(tocs) == 3 and all(e.clause_id is None for e in tagged.elements if e.type == "TOC")

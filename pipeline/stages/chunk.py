@@ -82,8 +82,8 @@ def segments(doc: CleanedDocument, structure: StructuredDocument) -> list[Segmen
         units = sentences.split(text, element.start, element.end, doc.lang)
         previous = raw[-1][0] if raw else None
         opens = element.type == "HEADER" or element.start in clause_starts
-        if previous and previous.kind not in ("TABLE", "HEADER") and previous.clause_id == element.clause_id \
-                and not opens:
+        if previous and previous.kind not in ("TABLE", "HEADER", "TOC") and element.type != "TOC" \
+                and previous.clause_id == element.clause_id and not opens:
             previous.units.extend(units)
         else:
             raw.append((Segment(element.type, element.clause_id, units), opens))
