@@ -46,6 +46,12 @@ DOCUMENTS = [
     # the unofficial translations the guide ships).
     LegalDocument("en-gpl2-install-guide", "en", IG, "usr/share/doc/installation-guide-amd64/en/install.en.pdf.gz",
                   110, 113),
+    LegalDocument("de-gpl2-install-guide", "de", IG, "usr/share/doc/installation-guide-amd64/de/install.de.pdf.gz",
+                  124, 129),
+    LegalDocument("es-gpl2-install-guide", "es", IG, "usr/share/doc/installation-guide-amd64/es/install.es.pdf.gz",
+                  117, 121),
+    LegalDocument("zh-gpl2-install-guide", "zh", IG,
+                  "usr/share/doc/installation-guide-amd64/zh_CN/install.zh_CN.pdf.gz", 104, 107),
 ]
 
 
