@@ -74,6 +74,7 @@ class CleaningConfig(_Section):
     repeat_min_pages: int
     repeat_min_fraction: float
     garbage_max_symbol_ratio: float
+    edge_band: float
 
 
 class ChunkingConfig(_Section):

@@ -97,6 +97,8 @@ class RemovedSpan(BaseModel):
     page_no: int
     text: str
     reason: Literal["running_header_footer", "page_number", "watermark", "ocr_garbage"]
+    line_no: int | None = None  # the line's index on its page (0-based, across blocks)
+    bbox: tuple[float, float, float, float] | None = None  # its block's box on the page
 
 
 class PageSpan(BaseModel):
@@ -126,7 +128,7 @@ class CleanedDocument(BaseModel):
 
 
 # --- structure -------------------------------------------------------------------------
-ElementType = Literal["HEADER", "CLAUSE", "PARAGRAPH", "LIST", "TABLE"]
+ElementType = Literal["HEADER", "CLAUSE", "PARAGRAPH", "LIST", "TABLE", "TOC"]  # TOC: outside the clause tree
 
 
 class Element(BaseModel):

@@ -23,6 +23,7 @@ from pipeline.contracts import Block, DocumentError
 # hyphen before a capital or digit ("Debian\ufffePaketarchiv") is kept.
 SOFT_HYPHEN = re.compile(r"(?<=[a-zà-ÿ])[\ufffe\u00ad\x02](?=[a-zà-ÿ])|[\u00ad]")
 LINE_END_HYPHEN = re.compile(r"[\ufffe\x02]")
+LINE_BREAK = re.compile(r"\r\n|\n")
 
 
 def check_file(path: Path) -> None:
@@ -137,7 +138,7 @@ def vertical_blocks(chars: Chars) -> list[Block]:
 def _line_spans(chars: Chars) -> list[tuple[int, int]]:
     """[start, end) character ranges of PDFium's lines (it ends each with CR LF)."""
     spans, start = [], 0
-    for match in re.finditer(r"\r\n|\n", chars.text):
+    for match in LINE_BREAK.finditer(chars.text):
         spans.append((start, match.start()))
         start = match.end()
     spans.append((start, len(chars.text)))

@@ -48,6 +48,8 @@ from pipeline.workspace import Workspace
 
 CJK_LANGS = {"zh", "ja"}
 SENTENCE_END = re.compile(r"[.!?。！？．…:：;；][\"'”’」』）)\]】》]*\s*$")
+ROW = re.compile(r"\S[^\n]*+")  # a table row: a line with text
+WORD = re.compile(r"\w{2,}")
 WINDOW = 0.7  # a cut leaves a chunk of at least this fraction of the budget
 SIMILARITY_CHARS = 120  # how much of a sentence is embedded to compare it with its neighbour
 
@@ -74,14 +76,14 @@ def segments(doc: CleanedDocument, structure: StructuredDocument) -> list[Segmen
             continue
         if element.type == "TABLE":
             rows = [(element.start + m.start(), element.start + m.end())
-                    for m in re.finditer(r"[^\n]*\S[^\n]*", text[element.start:element.end])]
+                    for m in ROW.finditer(text[element.start:element.end])]
             raw.append((Segment("TABLE", element.clause_id, rows), False))
             continue
         units = sentences.split(text, element.start, element.end, doc.lang)
         previous = raw[-1][0] if raw else None
         opens = element.type == "HEADER" or element.start in clause_starts
-        if previous and previous.kind not in ("TABLE", "HEADER") and previous.clause_id == element.clause_id \
-                and not opens:
+        if previous and previous.kind not in ("TABLE", "HEADER", "TOC") and element.type != "TOC" \
+                and previous.clause_id == element.clause_id and not opens:
             previous.units.extend(units)
         else:
             raw.append((Segment(element.type, element.clause_id, units), opens))
@@ -175,7 +177,7 @@ def _terms(text: str, lang: str) -> list[str]:
     if lang in CJK_LANGS:
         chars = [c for c in text if c.isalnum()]
         return [a + b for a, b in zip(chars, chars[1:])]
-    return [w.lower() for w in re.findall(r"\w{2,}", text)]
+    return [w.lower() for w in WORD.findall(text)]
 
 
 def semantic_densities(texts: list[str], lang: str) -> list[float]:

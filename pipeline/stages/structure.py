@@ -28,10 +28,15 @@ from pipeline.contracts import (
 )
 from pipeline.stages import LANGUAGE, STRUCTURE
 from pipeline.text.clauses import TITLE_MAX_CHARS, Match, match_line
+from pipeline.text.toc import toc_lines
 from pipeline.workspace import Workspace
 
-LIST_ITEM = re.compile(r"^\s*(?:[•●○■□◆◇▪‣∙·・\-*–]|\(?[a-zA-Z]\)|[a-z]\.|\d+\))\s+")
+LIST_ITEM = re.compile(r"^\s*+(?:[•●○■□◆◇▪‣∙·・\-*–]|\(?[a-zA-Z]\)|[a-z]\.|\d++\))\s+")
+# A blank-line separated block, from its first to its last visible character (possessive runs:
+# a long run of spaces is read once).
+BLOCK = re.compile(r"\S[^\n]*+(?:\n[^\S\n]*+\S[^\n]*+)*+")
 SENTENCE_END = tuple("。．.!?！？:：;；」』）)")
+INLINE_WINDOW = 40  # an inline form (ただし、) is short: look only this far past each 。
 SHORT_LINE = 0.6  # a line under this fraction of its block's longest line is not a wrap
 
 
@@ -41,6 +46,7 @@ class Piece:
     end: int
     match: Match | None
     table: bool = False
+    toc: bool = False  # a table-of-contents line: never a clause
 
 
 def _lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -59,46 +65,55 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _block_pieces(text: str, start: int, end: int, lang: str) -> list[Piece]:
-    """A block cut where a line (or, for inline forms, a sentence) opens a form."""
+def _block_pieces(text: str, start: int, end: int, lang: str, toc: set[int]) -> list[Piece]:
+    """A block cut where a line (or, for inline forms, a sentence) opens a form; each TOC line
+    (by its start offset in ``toc``) is a piece of its own."""
     lines = _lines(text, start, end)
     longest = max(b - a for a, b in lines)
     cuts: list[tuple[int, Match | None]] = []
     previous: tuple[int, int] | None = None
     for a, b in lines:
         line = text[a:b]
+        if a in toc or (previous is not None and previous[0] in toc):
+            cuts.append((a, None))  # a TOC line stands alone, and so does what follows it
+            previous = (a, b)
+            continue
         found = match_line(line, lang)
         if found and previous is not None and found.form.after_sentence:
             prev = text[previous[0]:previous[1]].rstrip()
-            if not (prev.endswith(SENTENCE_END) or len(prev) < SHORT_LINE * longest):
+            heading_before = cuts[-1][0] == previous[0] and cuts[-1][1] is not None and cuts[-1][1].form.title
+            if not (prev.endswith(SENTENCE_END) or len(prev) < SHORT_LINE * longest or heading_before):
                 found = None  # a PDF line wrap that happens to start with "Section 2" or "§ 3"
         if found or previous is None or (cuts[-1][1] and cuts[-1][1].form.single_line and cuts[-1][0] == previous[0]):
             cuts.append((a, found))  # (the line after a single-line item starts a new piece)
-        for m in re.finditer(r"。", line):
-            at = a + m.end()
-            inline = match_line(text[at:b], lang, inline_only=True) if at < b else None
+        at = text.find("。", a, b) + 1
+        while 0 < at < b:
+            inline = match_line(text[at:min(b, at + INLINE_WINDOW)], lang, inline_only=True)
             if inline:
                 cuts.append((at, inline))
+            at = text.find("。", at, b) + 1
         previous = (a, b)
     pieces = []
     for (a, found), (b, _) in zip(cuts, [*cuts[1:], (end, None)]):
         a, b = _trim(text, a, b)
         if b > a:
-            pieces.append(Piece(a, b, found))
+            pieces.append(Piece(a, b, found, toc=a in toc))
     return pieces
 
 
 def _pieces(doc: CleanedDocument) -> list[Piece]:
     text = doc.text
     tables = sorted((a, b) for a, b in doc.tables if 0 <= a < b <= len(text))
+    lines = [(a, b) for a, b in _lines(text, 0, len(text)) if text[a:b].strip()]
+    toc = {lines[i][0] for i in toc_lines([text[a:b] for a, b in lines], doc.lang)}
     pieces: list[Piece] = []
     position = 0
     for table_start, table_end in [*tables, (len(text), len(text))]:
         if table_start < position:
             continue  # overlapping table spans: the first one wins
-        for m in re.finditer(r"[^\n]*\S[^\n]*(?:\n[^\n]*\S[^\n]*)*", text[position:table_start]):
+        for m in BLOCK.finditer(text[position:table_start]):
             a, b = _trim(text, position + m.start(), position + m.end())
-            pieces.extend(_block_pieces(text, a, b, doc.lang))
+            pieces.extend(_block_pieces(text, a, b, doc.lang, toc))
         if table_end > table_start:
             a, b = _trim(text, table_start, table_end)
             if b > a:
@@ -158,6 +173,11 @@ def tag(doc: CleanedDocument) -> StructuredDocument:
         following = pieces[i + 1] if i + 1 < len(pieces) else None
         found = piece.match
         caption: Piece | None = None
+        if piece.toc:
+            elements.append(Element(type="TOC", start=piece.start, end=piece.end))
+            last_end = piece.end
+            i += 1
+            continue
         if piece.table:
             elements.append(Element(type="TABLE", start=piece.start, end=piece.end, clause_id=current()))
             last_end = piece.end

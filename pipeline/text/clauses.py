@@ -15,6 +15,9 @@ import yaml
 
 FORMS_FILE = Path(__file__).with_name("clause_forms.yaml")
 TITLE_MAX_CHARS = 120
+ROMAN = ["", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII"]
+HAN = ["〇", "一", "二", "三", "四", "五", "六", "七", "八", "九", "十", "十一", "十二"]
+FULLWIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,11 @@ class Form:
     after_sentence: bool
     single_line: bool
     max_line_chars: int
+    example: str  # a line the form opens; {n} {roman} {han} {fw} stand for its number
+
+    def example_line(self, number: int) -> str:
+        return self.example.format(n=number, roman=ROMAN[number], han=HAN[number],
+                                   fw=str(number).translate(FULLWIDTH))
 
     def level_of(self, number: str) -> int:
         return self.base + number.count(".") if self.level == "dotted" else int(self.level)
@@ -41,9 +49,10 @@ def forms() -> tuple[Form, ...]:
     entries = yaml.safe_load(FORMS_FILE.read_text(encoding="utf-8"))
     return tuple(
         Form(id=e["id"], langs=tuple(e["langs"]), type=e["type"], level=e["level"], base=int(e.get("base", 1)),
-             regex=re.compile(r"[ \t\u3000]*(?:" + e["pattern"] + r")"), title=bool(e.get("title")),
+             regex=re.compile(r"[ \t\u3000]*+(?:" + e["pattern"] + r")"), title=bool(e.get("title")),
              number=e.get("number"), inline=bool(e.get("inline")), after_sentence=bool(e.get("after_sentence")),
-             single_line=bool(e.get("single_line")), max_line_chars=int(e.get("max_line_chars", 10_000)))
+             single_line=bool(e.get("single_line")), max_line_chars=int(e.get("max_line_chars", 10_000)),
+             example=e["example"])
         for e in entries
     )
 
@@ -69,4 +78,19 @@ def match_line(line: str, lang: str, inline_only: bool = False) -> Match | None:
             if form.type == "CAPTION":
                 number, title = "", m.group("num").strip()
             return Match(form=form, number=number, title=title, level=form.level_of(m.group("num")))
+    return None
+
+
+@lru_cache(maxsize=1)
+def _languages() -> tuple[str, ...]:
+    return tuple(dict.fromkeys(lang for form in forms() for lang in form.langs))
+
+
+def match_any(line: str) -> Match | None:
+    """The first registered form of any language that opens ``line`` (cleaning runs before
+    the document's language is known)."""
+    for lang in _languages():
+        found = match_line(line, lang)
+        if found:
+            return found
     return None

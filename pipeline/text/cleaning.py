@@ -1,5 +1,13 @@
 """Cleaning extracted pages: running headers and footers, page numbers, repeated
-watermarks and OCR garbage are removed, each removal recorded with its page and reason.
+watermarks and OCR garbage are removed, each removal recorded with its page, line, block
+position and reason.
+
+Running matter behaves like it: the same text (numbers folded, Arabic, full-width and Han
+alike) near the top or bottom of many pages, inside the page's edge band. Structure is not
+running matter: a line a registered clause form opens (Article 7, § 3, 第七条) keeps its
+number in its identity, so "Article 1" ... "Article 30" are thirty lines, not one repeated;
+such a line in the body of a page is never removed, and at the page's edge only when it repeats
+exactly (a running header naming the current §).
 """
 
 from __future__ import annotations
@@ -9,9 +17,15 @@ import unicodedata
 from collections import defaultdict
 
 from pipeline.config import Settings
-from pipeline.contracts import ExtractedDocument, RemovedSpan
+from pipeline.contracts import Block, ExtractedDocument, Page, RemovedSpan
+from pipeline.text.clauses import match_any
 
 FULLWIDTH_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789")
+SPACES = re.compile(r"\s+")
+DIGITS = re.compile(r"\d+")
+POSITION_TOLERANCE = 6.0  # points: a running line keeps its place on the page to within this
+HAN_NUMBER = re.compile(r"[〇零一二三四五六七八九十百千两兩]+")
+NUMERIC_ONLY = re.compile(r"[\d.,:;%()\-–/+]+")
 # Page-number lines in the five languages: "Page 3 of 10", "- 3 -", "Seite 3", "Página 3",
 # "第3页", "第 3 頁", "3 / 10", "p. 3", bare numbers, roman numerals.
 PAGE_NUMBER = re.compile(
@@ -28,9 +42,28 @@ PAGE_NUMBER = re.compile(
 
 
 def _normalise(line: str) -> str:
-    """A line's identity across pages: digits folded, spaces squeezed."""
-    line = unicodedata.normalize("NFKC", line).translate(FULLWIDTH_DIGITS)
-    return re.sub(r"\d+", "#", re.sub(r"\s+", " ", line.strip().lower()))
+    """A line's identity across pages: spaces squeezed, numbers folded (Arabic, full-width and
+    Han numerals alike, so "- 3 -", "－３－" and "第三页" each repeat), except in a line a
+    clause form opens: that line is its number."""
+    folded = SPACES.sub(" ", unicodedata.normalize("NFKC", line).translate(FULLWIDTH_DIGITS).strip().lower())
+    if match_any(line.strip()):
+        return folded
+    return HAN_NUMBER.sub("#", DIGITS.sub("#", folded))
+
+
+def _edge_key(line: str, block: Block) -> str:
+    """The identity of a line near a page's edge: a clause heading also by where it sits (a
+    running header repeating the current § keeps its place; the § heading itself does not)."""
+    key = _normalise(line)
+    return f"{key}@{round(block.bbox[1] / POSITION_TOLERANCE)}" if match_any(line.strip()) else key
+
+
+def _in_edge_band(block: Block, page: Page, band: float) -> bool:
+    """Whether the block sits in the top or bottom ``band`` of the page (where running
+    headers and footers live); a page without a size puts every block there."""
+    if page.height <= 0:
+        return True
+    return block.bbox[1] <= band * page.height or block.bbox[3] >= (1 - band) * page.height
 
 
 def is_garbage(line: str, max_symbol_ratio: float) -> bool:
@@ -39,7 +72,7 @@ def is_garbage(line: str, max_symbol_ratio: float) -> bool:
         return False
     letters = sum(1 for ch in stripped if ch.isalpha())
     if letters == 0:
-        return len(stripped) >= 3 and not re.fullmatch(r"[\d.,:;%()\-–/+]+", stripped)
+        return len(stripped) >= 3 and not NUMERIC_ONLY.fullmatch(stripped)
     symbols = sum(1 for ch in stripped if not (ch.isalnum() or ch in ".,;:!?()[]\"'«»“”„-–—/%&§。、，．！？：；（）「」『』・ー〜"))
     return symbols / len(stripped) > max_symbol_ratio
 
@@ -53,13 +86,14 @@ def clean_pages(doc: ExtractedDocument, settings: Settings) -> tuple[list[tuple[
     n_pages = len(doc.pages)
     edge_pages: dict[str, set[int]] = defaultdict(set)  # lines near the top/bottom of pages
     any_pages: dict[str, set[int]] = defaultdict(set)
-    page_lines = {p.page_no: [l for b in p.blocks for l in b.text.splitlines() if l.strip()] for p in doc.pages}
+    # per page: each non-blank line with whether its block sits in the page's edge band
+    page_lines = {p.page_no: [(l, b, _in_edge_band(b, p, cfg.edge_band)) for b in p.blocks
+                              for l in b.text.splitlines() if l.strip()] for p in doc.pages}
     for page_no, lines in page_lines.items():
-        for i, line in enumerate(lines):
-            key = _normalise(line)
-            any_pages[key].add(page_no)
-            if i < 3 or i >= len(lines) - 3:
-                edge_pages[key].add(page_no)
+        for i, (line, block, in_band) in enumerate(lines):
+            any_pages[_normalise(line)].add(page_no)
+            if (i < 3 or i >= len(lines) - 3) and in_band:
+                edge_pages[_edge_key(line, block)].add(page_no)
 
     def repeated(pages_seen: set[int], fraction: float) -> bool:
         return len(pages_seen) >= cfg.repeat_min_pages and len(pages_seen) >= fraction * n_pages
@@ -72,23 +106,28 @@ def clean_pages(doc: ExtractedDocument, settings: Settings) -> tuple[list[tuple[
         kept_blocks: list[KeptBlock] = []
         for block in page.blocks:
             kept: list[str] = []
+            in_band = _in_edge_band(block, page, cfg.edge_band)
             for line in (l for l in block.text.splitlines() if l.strip()):
                 key = _normalise(line)
-                at_edge = index < 3 or index >= n_lines - 3
+                at_edge = (index < 3 or index >= n_lines - 3) and in_band
+                line_no = index
                 index += 1
                 reason = None
                 if block.kind == "table":
                     pass  # table cells repeat by nature (units, yes/no); keep them whole
                 elif at_edge and PAGE_NUMBER.match(unicodedata.normalize("NFKC", line)):
                     reason = "page_number"
-                elif at_edge and repeated(edge_pages[key], cfg.repeat_min_fraction):
+                elif at_edge and repeated(edge_pages[_edge_key(line, block)], cfg.repeat_min_fraction):
                     reason = "running_header_footer"
+                elif match_any(line.strip()):
+                    pass  # structure in the body of a page: never running matter
                 elif repeated(any_pages[key], max(cfg.repeat_min_fraction, 0.8)) and len(key) < 80:
                     reason = "watermark"  # the same short line in the body of nearly every page
                 elif is_garbage(line, cfg.garbage_max_symbol_ratio):
                     reason = "ocr_garbage"
                 if reason:
-                    removed.append(RemovedSpan(page_no=page.page_no, text=line, reason=reason))  # type: ignore[arg-type]
+                    removed.append(RemovedSpan(page_no=page.page_no, text=line, reason=reason,  # type: ignore[arg-type]
+                                               line_no=line_no, bbox=block.bbox))
                 else:
                     kept.append(line.strip())
             if kept:

@@ -15,7 +15,10 @@ CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # Latin acronyms inside CJK/Spanish text (GDPR, SCT Inst) must not flip the language.
 ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{1,}(?:\s+[A-Z][a-z]+)?\b")
 # URLs, mail addresses and paths are in no language (lrde.epita.fr made a Chinese paragraph French).
-NOT_LANGUAGE = re.compile(r"(?:https?|ftp)://\S+|\bwww\.\S+|[\w.+-]+@[\w-]+\.[\w.-]+|(?<!\w)/[\w.-]+(?:/[\w.~-]+)+/?")
+# Lookbehinds and possessive runs keep it linear: a long word without "@" is read once, not
+# once from every position in it.
+NOT_LANGUAGE = re.compile(r"(?:https?|ftp)://\S++|\bwww\.\S++|(?<![\w.+-])[\w.+-]++@[\w-]++\.[\w.-]++"
+                          r"|(?<!\w)/[\w.-]++(?:/[\w.~-]++)++/?")
 
 
 @lru_cache(maxsize=1)

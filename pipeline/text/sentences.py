@@ -38,21 +38,27 @@ CLOSERS = "」』）)\"'”’“»》】"
 OPENERS = {"（": "）", "(": ")", "「": "」", "『": "』", "【": "】", "《": "》", "“": "”"}
 PARTICLES = "とっ、，。のをがはにでも"
 LATIN_END = re.compile(r"[.!?]+[" + re.escape(CLOSERS) + r"]*")
-LIST_START = re.compile(r"\s*(?:[•●○■□◆◇▪‣∙·・\-*–]|\(?[a-zA-Z0-9]{1,3}[.)])\s")
+LIST_START = re.compile(r"(?<![^\n])\s*+(?:[•●○■□◆◇▪‣∙·・\-*–]|\(?[a-zA-Z0-9]{1,3}[.)])\s")  # at a line start
+# Lookbehinds and possessive runs: each is tried once per run, not from every position in it.
+WORD_AT_END = re.compile(r"(?<![\w.])[\w.]++$")
+WORD_AND_SPACE_AT_END = re.compile(r"(?<!\w)(\w++)\s++$")
+SPACE_THEN_WORD = re.compile(r"(?<!\s)\s++(\w++)")
+INITIALS = re.compile(r"(?<![\w.])(?:[^\W\d]\.)++[^\W\d]")
+NEXT_VISIBLE = re.compile(r"\s++(\S)")
 NEXT_STARTS = "¿¡\"'“„«(「『"
 
 
 def _is_abbreviation(text: str, dot: int, lang: str | None) -> bool:
     """Whether the '.' at ``dot`` closes an abbreviation, an initial or a German ordinal."""
-    m = re.search(r"([\w.]+)$", text[max(0, dot - 40):dot])
+    m = WORD_AT_END.search(text, max(0, dot - 40), dot)
     if not m:
         return False
-    word = m.group(1).lower()
-    if word in ABBREVIATIONS or (len(word) == 1 and word.isalpha()) or re.fullmatch(r"([^\W\d]\.)+[^\W\d]", word):
+    word = m.group(0).lower()
+    if word in ABBREVIATIONS or (len(word) == 1 and word.isalpha()) or INITIALS.fullmatch(word):
         return True
     if lang == "de" and word.isdigit() and len(word) <= 2:
-        before = re.search(r"(\w+)\s+$", text[max(0, dot - 40):dot - len(word)])
-        after = re.match(r"\s+(\w+)", text[dot + 1:dot + 40])
+        before = WORD_AND_SPACE_AT_END.search(text, max(0, dot - 40), dot - len(word))
+        after = SPACE_THEN_WORD.match(text, dot + 1, dot + 40)
         return bool((before and before.group(1).lower() in ORDINAL_BEFORE) or
                     (after and after.group(1).lower() in MONTHS))
     return False
@@ -100,7 +106,7 @@ def split(text: str, start: int = 0, end: int | None = None, lang: str | None = 
         if ch in ".!?":
             m = LATIN_END.match(text, i, end)
             j = m.end() if m else i + 1
-            nxt = re.match(r"\s+(\S)", text[j:end])
+            nxt = NEXT_VISIBLE.match(text, j, end)
             if nxt and (nxt.group(1).isupper() or nxt.group(1).isdigit() or nxt.group(1) in NEXT_STARTS or
                         "\u3040" <= nxt.group(1) <= "\u9fff"):
                 if not (ch == "." and j == i + 1 and _is_abbreviation(text, i, lang)):

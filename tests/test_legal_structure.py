@@ -1,0 +1,106 @@
+"""Legal structure survives cleaning, and tables of contents stay out of the clause tree.
+
+Every registered clause form is tried (from the example line the registry keeps with it): as a
+heading at the top of each page with its number changing, and as the same line in the body of
+every page. Neither is running matter; a running header that repeats one § exactly is.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.contracts import Block, ExtractedDocument, Page
+from pipeline.text import cleaning
+from pipeline.text.clauses import forms, match_line
+
+PAGES = 10
+BODY = "The parties agree to the terms below and keep them in force for the whole term."
+HEIGHT = 842
+
+
+def page(page_no: int, blocks: list[tuple[str, float]]) -> Page:
+    """A page of blocks (text, top in points), each 14 pt per line."""
+    return Page(page_no=page_no, width=595, height=HEIGHT, method="text_layer", engine="test", direction="horizontal",
+                blocks=[Block(text=t, bbox=(50, top, 545, top + 14 * (t.count("\n") + 1))) for t, top in blocks])
+
+
+def document(pages: list[Page]) -> ExtractedDocument:
+    return ExtractedDocument(doc_id="d", source_path="/x/d.pdf", sha256="s", engines=["test"], pages=pages)
+
+
+@pytest.mark.parametrize("form", forms(), ids=lambda f: f.id)
+def test_every_form_matches_its_example(form):
+    for number in (1, 7, 12):
+        found = match_line(form.example_line(number), form.langs[0])
+        assert found is not None and found.form.id == form.id, form.example_line(number)
+
+
+@pytest.mark.parametrize("form", forms(), ids=lambda f: f.id)
+def test_no_heading_of_a_registered_form_is_removed_by_cleaning(settings, form):
+    """A numbered heading opening each page (its numbers fold to one line) and the same
+    heading repeated in the body of every page are both kept. (A form without a number, such
+    as a caption, repeated exactly at the top of every page is a running header: not tried.)"""
+    pages = []
+    for n in range(1, PAGES + 1):
+        heading = form.example_line(n % 12 + 1) if "{" in form.example else BODY
+        body_repeat = form.example_line(3)
+        pages.append(page(n, [("Acme Corp. Master Agreement", 30), (heading, 70), (BODY, 100),
+                              (body_repeat, 300), (BODY, 330), (f"Page {n} of {PAGES}", 800)]))
+    kept, removed = cleaning.clean_pages(document(pages), settings)
+    removed_lines = {(r.text, r.reason) for r in removed}
+    assert ("Acme Corp. Master Agreement", "running_header_footer") in removed_lines
+    assert not [r for r in removed if match_line(r.text, form.langs[0])], removed_lines
+    kept_lines = [line for _, blocks in kept for text, _ in blocks for line in text.splitlines()]
+    assert kept_lines.count(form.example_line(3)) >= PAGES
+
+
+def test_a_running_header_repeating_the_current_paragraph_is_removed_with_its_position(settings):
+    running = "§ 1 Name, Rechtsform, Sitz des Vereins"
+    pages = [page(n, [(running, 30), (f"({n}) {BODY}", 100), (str(n), 800)]) for n in range(1, 5)]
+    pages[0].blocks.insert(1, Block(text=running, bbox=(50, 80, 545, 94)))  # the heading itself, in the body
+    kept, removed = cleaning.clean_pages(document(pages), settings)
+    headers = [r for r in removed if r.reason == "running_header_footer"]
+    assert [r.page_no for r in headers] == [1, 2, 3, 4]
+    assert all(r.line_no == 0 and r.bbox == (50, 30, 545, 44) for r in headers)
+    assert [t for t, _ in kept[0][1]][0] == running  # the body heading stays
+
+
+def test_han_and_full_width_page_numbers_fold_to_one_running_line(settings):
+    pages = [page(n, [(f"個人情報保護法　第{cjk}頁", 30), (f"{BODY} {chr(65 + n)}", 100)])
+             for n, cjk in enumerate(["一", "二", "三", "四", "五"], start=1)]
+    _, removed = cleaning.clean_pages(document(pages), settings)
+    assert [r.reason for r in removed] == ["running_header_footer"] * 5
+
+
+TOC_DE = """Inhaltsverzeichnis
+§ 1 Name, Rechtsform, Sitz des Vereins . . . . . . . . . . 1
+§ 2 Zweck des Vereins . . . . . . . . . . . . . . . . . . 1
+§ 6 Erwerb der Mitgliedschaft . . . . . . . . . . . . . . 3
+
+§ 1 Name, Rechtsform, Sitz des Vereins
+(1) Der Verein führt den Namen „Rosetta“.
+(2) Er hat seinen Sitz in Berlin.
+
+§ 2 Zweck des Vereins
+Der Verein verfolgt ausschließlich gemeinnützige Zwecke."""
+
+TOC_EN = """Contents
+4.9 Main building script 25
+4.9.1 debian/rules and DEB_BUILD_OPTIONS 26
+4.9.2 debian/rules and Rules-Requires-Root 27
+
+4.9 Main building script
+This file must be an executable makefile."""
+
+
+@pytest.mark.parametrize("text, lang, clauses", [(TOC_DE, "de", ["§ 1", "(1)", "(2)", "§ 2"]),
+                                                 (TOC_EN, "en", ["4.9"])])
+def test_table_of_contents_lines_are_a_toc_element_and_never_clauses(text, lang, clauses):
+    from pipeline.stages import structure
+    from test_structure import cleaned
+
+    tagged = structure.tag(cleaned(text, lang))
+    found = [e.number for e in tagged.elements if e.type == "CLAUSE"]
+    assert found == clauses
+    tocs = [text[e.start:e.end] for e in tagged.elements if e.type == "TOC"]
+    assert len(tocs) == 3 and all(e.clause_id is None for e in tagged.elements if e.type == "TOC")
