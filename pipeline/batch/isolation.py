@@ -183,7 +183,8 @@ class StageWorker:
                                       + (f", stopped at page {at_page}" if at_page else ""))
 
     def _died(self, stage: Stage) -> Outcome:
-        code = self._process.exitcode if self._process is not None else None
+        self._process.join(timeout=10)  # the pipe can close before the process is reaped
+        code = self._process.exitcode
         self.stop()
         how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit status {code}"
         return Outcome(reason="stage_error", detail=f"{stage.name}: the stage worker died ({how})")
