@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.cli import anchors as cli_anchors
+from pipeline.cli.errors import run_reporting_errors
 from pipeline.config import get_settings
 
 # authlib (pulled in by the Weaviate client) warns about its own httpx import on every run.
@@ -376,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("pipeline").setLevel(logging.INFO)
     for noisy in ("weaviate-client", "httpx", "alembic", "mlflow"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    return args.func(args)
+    return run_reporting_errors(args.func, args)
 
 
 if __name__ == "__main__":
