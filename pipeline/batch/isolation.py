@@ -25,7 +25,7 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pipeline.config import LimitsConfig, Settings
 from pipeline.contracts import DocRef, DocumentError, StageResult
@@ -33,6 +33,7 @@ from pipeline.stages import Stage
 
 log = logging.getLogger(__name__)
 POLL_S = 0.1
+HEARTBEAT_S = 30  # how often a waiting parent says the batch is alive (pipeline.batch.recovery)
 
 
 @dataclass(frozen=True)
@@ -81,8 +82,8 @@ def page_count(settings: Settings, ref: DocRef) -> int | None:
         return None
 
 
-def _die_with_parent() -> None:
-    """Linux: the kernel kills the worker when its parent dies (kill -9 of the runner included)."""
+def die_with_parent() -> None:
+    """Linux: the kernel kills this process when its parent dies (kill -9 included)."""
     try:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except OSError:
@@ -91,7 +92,7 @@ def _die_with_parent() -> None:
 
 def _serve(conn, page) -> None:
     """The worker's loop: one document-stage per message until the parent goes away."""
-    _die_with_parent()
+    die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     from pipeline import progress
 
@@ -142,7 +143,8 @@ class StageWorker:
             self._conn.close()
         self._process = self._conn = None
 
-    def run(self, stage: Stage, ref: DocRef, settings: Settings) -> Outcome:
+    def run(self, stage: Stage, ref: DocRef, settings: Settings, alive: Callable[[], None] = lambda: None) -> Outcome:
+        """Run one document-stage in the worker; ``alive`` is called every HEARTBEAT_S while it runs."""
         limits = settings.limits
         if self._process is None or not self._process.is_alive():
             self.stop()
@@ -150,8 +152,11 @@ class StageWorker:
         self._conn.send((stage, ref, settings))
         started = time.monotonic()
         allowed, pages, begun = limits.worker_start_s, None, False
-        peak = 0.0
+        peak, beaten = 0.0, time.monotonic()
         while True:
+            if time.monotonic() - beaten > HEARTBEAT_S:
+                alive()
+                beaten = time.monotonic()
             if self._conn.poll(POLL_S):
                 try:
                     message = self._conn.recv()

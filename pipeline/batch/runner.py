@@ -22,6 +22,7 @@ from typing import Any
 from pipeline.config import Settings
 from pipeline.contracts import DocRef, DocumentError, StageResult
 from pipeline.stages import DOCUMENT_STAGES, Stage
+from pipeline.stores.document_registry import DocumentRegistry
 from pipeline.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -60,8 +61,10 @@ def _run(stage: Stage, ref: DocRef, settings: Settings, last_try: bool) -> tuple
     """(None, result), or (quarantine reason, detail)."""
     from pipeline.batch.isolation import Outcome, one_line, worker
 
+    registry = DocumentRegistry(settings.document_registry_path)
+    registry.beat(ref.batch_id)
     if settings.limits.isolate:
-        outcome = worker().run(stage, ref, settings)
+        outcome = worker().run(stage, ref, settings, alive=lambda: registry.beat(ref.batch_id))
     else:  # in this process: no deadline or memory cap
         try:
             outcome = Outcome(result=stage.load().run(ref, settings))

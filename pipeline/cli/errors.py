@@ -2,19 +2,29 @@
 (or batch, document) and the reason, never a traceback unless ``-v`` asks for it.
 
 Exit status 2: the input was rejected (a ``DocumentError``: corrupt, empty, no text, a
-language not configured...); 1: the command failed (anything else).
+language not configured...); 1: the command failed (anything else); 130: the run was
+interrupted (SIGTERM, Ctrl-C) and the next run resumes it.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import traceback
 from typing import Callable
 
 from pipeline.contracts import DocumentError
 
-REJECTED, FAILED = 2, 1
+REJECTED, FAILED, INTERRUPTED = 2, 1, 130
+
+
+class Interrupted(Exception):
+    """A run stopped by a signal (pipeline.cli.dag_runs); the next run resumes it."""
+
+    def __init__(self, signum: int):
+        self.signal = signal.Signals(signum).name
+        super().__init__(f"interrupted by {self.signal}")
 
 
 def subject(args: argparse.Namespace) -> str:
@@ -34,6 +44,11 @@ def run_reporting_errors(command: Callable[[argparse.Namespace], int], args: arg
     """Run a sub-command; turn its exception into one line on stderr and an exit status."""
     try:
         return command(args)
+    except (Interrupted, KeyboardInterrupt) as error:
+        name = error.signal if isinstance(error, Interrupted) else "SIGINT"
+        print(f"rosetta {args.command}: interrupted ({name}); the run stopped, and running the same command "
+              f"again resumes it", file=sys.stderr)
+        return INTERRUPTED
     except DocumentError as error:
         code, message, caught = REJECTED, f"rejected ({error.reason}): {_flat(error.detail) or error.reason}", error
     except Exception as error:
