@@ -137,6 +137,16 @@ class AirflowConfig(_Section):
     retry_delay_s: int
 
 
+class LimitsConfig(_Section):
+    """What one document may cost in one stage (pipeline.batch.isolation)."""
+    isolate: bool  # run per-document stages in a worker process that can be killed
+    base_s: float  # deadline of a document-stage: base_s + per_page_s * pages
+    per_page_s: float
+    rss_mib: int  # the worker's resident memory cap; past it the document is too_large
+    worker_start_s: float  # a fresh worker's start and the stage module's import, outside the deadline
+    stale_heartbeat_s: int  # a running batch whose owner has not beaten this long is stale
+
+
 class ExecutionConfig(_Section):
     mode: Literal["local", "docker", "kubernetes"]
 
@@ -196,6 +206,7 @@ class Settings(_Section):
     mlflow: MlflowConfig
     qa: QaConfig
     airflow: AirflowConfig
+    limits: LimitsConfig
     execution: ExecutionConfig
     containers: ContainersConfig
 

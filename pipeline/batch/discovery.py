@@ -11,6 +11,7 @@ import logging
 from pathlib import Path
 from typing import Iterable
 
+from pipeline.batch.recovery import recover, run_owner
 from pipeline.config import Settings
 from pipeline.contracts import BatchManifest, SourceDocument
 from pipeline.stores.document_registry import DocumentRegistry
@@ -48,8 +49,10 @@ def discover(settings: Settings, batch_id: str, paths: Iterable[str | Path] | No
              force: bool = False) -> BatchManifest:
     """Write the batch manifest: new and changed documents to process, unchanged skipped.
 
-    Idempotent: a retried discover task rewrites the same manifest.
+    Idempotent: a retried discover task rewrites the same manifest. Batches a crash left
+    behind are finished or undone first, so their documents count as not processed.
     """
+    recover(settings)
     registry = DocumentRegistry(settings.document_registry_path)
     todo: list[SourceDocument] = []
     skipped: list[SourceDocument] = []
@@ -65,6 +68,7 @@ def discover(settings: Settings, batch_id: str, paths: Iterable[str | Path] | No
 
 def reprocess_manifest(settings: Settings, batch_id: str, target: str) -> BatchManifest:
     """The manifest of a one-document batch; ``target`` is a doc_id or a file path."""
+    recover(settings)
     registry = DocumentRegistry(settings.document_registry_path)
     known = registry.get(target)
     if known is not None:
@@ -85,7 +89,7 @@ def write_manifest(settings: Settings, batch_id: str, kind: str, todo: list[Sour
     ws = Workspace(settings, batch_id)
     ws.write_model(ws.manifest_path, manifest)
     registry = DocumentRegistry(settings.document_registry_path)
-    registry.start_batch(batch_id, kind)
+    registry.start_batch(batch_id, kind, *run_owner())
     for doc in todo:
         registry.record_document(doc.doc_id, doc.source_path, last_batch=batch_id)
     log.info("batch %s: %d document(s) to process, %d unchanged and skipped", batch_id, len(todo), len(skipped))

@@ -2,20 +2,66 @@
 ``rosetta reprocess`` start ``python -m rosetta_airflow.runner`` (plugins/), which runs the real
 DAG with Airflow's ``dag.test()``, while this process keeps the embedded Weaviate up for it and
 for what the command does afterwards (printing the batch, answering questions).
+
+Crash-only: on SIGTERM or Ctrl-C the runner's process group (the runner and its stage
+worker) gets SIGTERM, then SIGKILL after ``GRACE_S``; nothing is cleaned up on the way out,
+the next run recovers the batch (pipeline.batch.recovery). ``Interrupted`` tells the command.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from pipeline.batch.isolation import die_with_parent
+from pipeline.cli.errors import Interrupted
 from pipeline.config import Settings, project_home
 from pipeline.stores.vector_store import embedded_server_kept_up
+
+GRACE_S = 5  # between SIGTERM and SIGKILL of the runner's process group
+
+
+def _stop_group(child: subprocess.Popen) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(child.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            child.wait(timeout=GRACE_S)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def run_child(command: list[str], env: dict[str, str]) -> int:
+    """Run the runner in its own process group; a SIGTERM or SIGINT here stops the whole group
+    within seconds and raises ``Interrupted``."""
+    # Its own group, so Ctrl-C reaches this process only; and it dies with this one (kill -9).
+    child = subprocess.Popen(command, env=env, start_new_session=True, preexec_fn=die_with_parent)
+    received: list[int] = []
+
+    def on_signal(signum, frame) -> None:
+        received.append(signum)
+        _stop_group(child)
+
+    saved = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        code = child.wait()
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+        if child.poll() is None:  # an exception on the way: leave nothing behind
+            _stop_group(child)
+    if received:
+        raise Interrupted(received[0])
+    return code
 
 
 def run_dag(dag_id: str, conf: dict[str, Any], settings: Settings, log_path: Path | None = None) -> tuple[str, str]:
@@ -27,7 +73,7 @@ def run_dag(dag_id: str, conf: dict[str, Any], settings: Settings, log_path: Pat
         command = [sys.executable, "-m", "rosetta_airflow.runner", dag_id, "--conf", json.dumps(conf),
                    "--result", str(result), *(["--log", str(log_path)] if log_path else [])]
         with embedded_server_kept_up(settings):
-            code = subprocess.run(command, env=env).returncode
+            code = run_child(command, env)
         if not result.exists():
             where = f"; task logs: {log_path}" if log_path else ""
             raise RuntimeError(f"DAG {dag_id} did not run to the end (runner exit status {code}){where}")

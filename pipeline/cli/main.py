@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.cli import anchors as cli_anchors
+from pipeline.cli.errors import run_reporting_errors
 from pipeline.config import get_settings
 
 # authlib (pulled in by the Weaviate client) warns about its own httpx import on every run.
@@ -199,18 +200,22 @@ def cmd_reprocess(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from pipeline.batch.recovery import stale_batches
     from pipeline.stores.document_registry import DocumentRegistry
 
     registry = DocumentRegistry(get_settings().document_registry_path)
+    stale = stale_batches(get_settings())  # left by a killed run; the next run recovers them
     if args.batch_id:
         _print_batch(args.batch_id)
         return 0
-    rows = [{"doc_id": d.doc_id, "lang": d.lang or "-", "status": d.status, "chunks": d.chunks or 0,
+    rows = [{"doc_id": d.doc_id, "lang": d.lang or "-", "chunks": d.chunks or 0,
+             "status": d.status + (" (stale)" if d.status == "processing" and d.last_batch in stale else ""),
              "batch": d.last_batch or "-", "reason": d.quarantine_reason or ""} for d in registry.documents()]
     print("documents:")
     print(_table(rows, [("doc_id", "doc_id"), ("lang", "lang"), ("status", "status"), ("chunks", "chunks"),
                         ("batch", "last batch"), ("reason", "quarantine reason")]))
-    batches = [{"batch": b.batch_id, "kind": b.kind, "status": b.status, "started": b.started_at,
+    batches = [{"batch": b.batch_id, "kind": b.kind, "started": b.started_at,
+                "status": b.status + (f" (stale: {stale[b.batch_id]})" if b.batch_id in stale else ""),
                 "processed": b.summary.get("processed", "-"), "loaded": b.summary.get("loaded", "-"),
                 "quarantined": b.summary.get("quarantined", "-"), "skipped": b.summary.get("skipped_unchanged", "-")}
                for b in registry.batches()]
@@ -376,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("pipeline").setLevel(logging.INFO)
     for noisy in ("weaviate-client", "httpx", "alembic", "mlflow"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    return args.func(args)
+    return run_reporting_errors(args.func, args)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from pipeline.extraction.pdf import (Chars, check_file, horizontal_blocks, inser
                                      open_pdf, vertical_blocks)
 from pipeline.extraction.scans import ocr_blocks, render_gray, scanned_regions
 from pipeline.extraction.tables import has_rulings, page_tables
+from pipeline.progress import mark_page
 from pipeline.stages import EXTRACT
 from pipeline.workspace import Workspace
 
@@ -49,6 +50,7 @@ def extract_file(path: Path, settings: Settings, doc_id: str = "", sha256: str =
 
 
 def _extract_page(pdf, index: int, path: Path, settings: Settings, text_engine: str, plumber: list) -> Page:
+    mark_page(index + 1)
     try:
         page = pdf[index]
         width, height = page.get_size()

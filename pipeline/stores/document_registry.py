@@ -44,6 +44,9 @@ CREATE TABLE IF NOT EXISTS batches (
     summary TEXT
 );
 """
+# Added after the first release: who runs a batch, for telling a running batch from a stale
+# one (pipeline.batch.recovery). Older registries get them on open.
+_BATCH_OWNER_COLUMNS = {"owner_pid": "INTEGER", "owner_host": "TEXT", "heartbeat_at": "TEXT"}
 
 
 def _now() -> str:
@@ -75,6 +78,9 @@ class BatchRow:
     started_at: str
     finished_at: str | None
     summary: dict[str, Any]
+    owner_pid: int | None = None  # the process that runs the whole batch (rosetta ingest's runner), if one does
+    owner_host: str | None = None
+    heartbeat_at: str | None = None  # the last time one of its tasks started or ended
 
 
 class DocumentRegistry:
@@ -83,6 +89,10 @@ class DocumentRegistry:
         path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as db:
             db.executescript(_SCHEMA)
+            present = {row["name"] for row in db.execute("PRAGMA table_info(batches)")}
+            for column, kind in _BATCH_OWNER_COLUMNS.items():
+                if column not in present:
+                    db.execute(f"ALTER TABLE batches ADD COLUMN {column} {kind}")
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -128,13 +138,22 @@ class DocumentRegistry:
                 db.execute(f"UPDATE documents SET {assignments} WHERE doc_id = ?", [*fields.values(), doc_id])
 
     # --- batches ---------------------------------------------------------------------
-    def start_batch(self, batch_id: str, kind: str) -> None:
+    def start_batch(self, batch_id: str, kind: str, owner_pid: int | None = None, owner_host: str | None = None) -> None:
+        now = _now()
         with self._connect() as db:
             db.execute(
-                "INSERT INTO batches (batch_id, kind, status, started_at) VALUES (?, ?, 'running', ?) "
-                "ON CONFLICT(batch_id) DO UPDATE SET status = 'running', finished_at = NULL",
-                (batch_id, kind, _now()),
+                "INSERT INTO batches (batch_id, kind, status, started_at, owner_pid, owner_host, heartbeat_at) "
+                "VALUES (?, ?, 'running', ?, ?, ?, ?) ON CONFLICT(batch_id) DO UPDATE SET status = 'running', "
+                "finished_at = NULL, owner_pid = excluded.owner_pid, owner_host = excluded.owner_host, "
+                "heartbeat_at = excluded.heartbeat_at",
+                (batch_id, kind, now, owner_pid, owner_host, now),
             )
+
+    def beat(self, batch_id: str) -> None:
+        """A running batch is alive: one of its tasks starts or ends now."""
+        with self._connect() as db:
+            db.execute("UPDATE batches SET heartbeat_at = ? WHERE batch_id = ? AND status = 'running'",
+                       (_now(), batch_id))
 
     def finish_batch(self, batch_id: str, status: str, summary: dict[str, Any]) -> None:
         with self._connect() as db:

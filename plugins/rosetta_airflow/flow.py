@@ -37,6 +37,13 @@ def batch_id() -> str:
     return get_current_context()["run_id"]
 
 
+def last_try() -> bool:
+    """Whether this is the task's last Airflow try: only then does an unexpected error in a
+    document's stage quarantine the document instead of failing the try (pipeline.batch.runner)."""
+    ti = get_current_context()["ti"]
+    return ti.try_number > ti.max_tries
+
+
 def document_task(stage: Stage):
     """The in-process task of a per-document stage: its StageResult dict for the next one."""
 
@@ -44,7 +51,7 @@ def document_task(stage: Stage):
     def run_document_stage(previous: dict[str, Any]) -> dict[str, Any]:
         from pipeline.batch.runner import run_stage
 
-        return run_stage(stage, previous, get_settings()).model_dump()
+        return run_stage(stage, previous, get_settings(), last_try=last_try()).model_dump()
 
     return run_document_stage
 

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from pipeline.batch.recovery import OWNER_ENV
 from pipeline.config import Settings, get_settings, project_home
 
 log = logging.getLogger(__name__)
@@ -90,6 +91,7 @@ def run_dag(dag_id: str, conf: dict[str, Any], settings: Settings, log_path: Pat
 
     from pipeline.stores.vector_store import embedded_server_kept_up
 
+    os.environ[OWNER_ENV] = str(os.getpid())  # this process runs the whole batch: its pid tells it is alive
     with airflow_output_to(log_path):
         bag = DagBag(dag_folder=str(project_home() / "dags"))
         if bag.import_errors:
