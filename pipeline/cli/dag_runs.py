@@ -2,6 +2,10 @@
 ``rosetta reprocess`` start ``python -m rosetta_airflow.runner`` (plugins/), which runs the real
 DAG with Airflow's ``dag.test()``, while this process keeps the embedded Weaviate up for it and
 for what the command does afterwards (printing the batch, answering questions).
+
+The operator at the command line may name any file: the paths of the run's params join its
+source roots (``allowed_source_roots``, through the child's environment). A DAG triggered
+any other way stays confined to the configured roots (pipeline/batch/discovery.py).
 """
 
 from __future__ import annotations
@@ -18,9 +22,17 @@ from pipeline.config import Settings, project_home
 from pipeline.stores.vector_store import embedded_server_kept_up
 
 
+def operator_roots(conf: dict[str, Any], settings: Settings) -> list[str]:
+    """The configured extra roots plus the files and folders the operator named in ``conf``."""
+    document = conf.get("document")  # a doc_id or a path
+    named = [*conf.get("paths", []), *([document] if document and Path(document).exists() else [])]
+    return [*map(str, settings.allowed_source_roots), *(str(Path(p).expanduser().resolve()) for p in named)]
+
+
 def run_dag(dag_id: str, conf: dict[str, Any], settings: Settings, log_path: Path | None = None) -> tuple[str, str]:
     """Run one DAG to completion; returns (run_id, final state)."""
     env = os.environ.copy()
+    env["ROSETTA__ALLOWED_SOURCE_ROOTS"] = json.dumps(operator_roots(conf, settings))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(project_home() / "plugins"), env.get("PYTHONPATH")) if p)
     with tempfile.TemporaryDirectory(prefix="rosetta-dag-run-") as tmp:
         result = Path(tmp) / "result.json"
