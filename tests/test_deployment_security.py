@@ -172,6 +172,7 @@ def test_compose_weaviate_configuration_refuses_strangers_for_real(compose, sett
 # --- Kubernetes pods ---------------------------------------------------------------------
 def test_stage_pods_carry_no_secret_and_open_no_port(settings, monkeypatch):
     from pipeline.config import get_settings
+    from pipeline.stages import CONTAINER_STAGES
     from test_k8s_specs import rendered, stage_container
 
     monkeypatch.setenv("ROSETTA__EXECUTION__MODE", "kubernetes")
@@ -179,7 +180,7 @@ def test_stage_pods_carry_no_secret_and_open_no_port(settings, monkeypatch):
     get_settings.cache_clear()
     try:
         kube = get_settings()
-        for stage in ("extract", "embed", "load"):
+        for stage in (s.name for s in CONTAINER_STAGES):
             pod = rendered(stage, kube)
             assert "canary-pod-key-41d7" not in json.dumps(pod), stage
             spec = pod["spec"]
