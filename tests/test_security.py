@@ -116,6 +116,15 @@ def test_embedded_weaviate_refuses_requests_without_its_key(settings, weaviate_s
     assert weaviate_server.is_ready()  # the fixture's client holds the key the pipeline reads
 
 
+def test_a_server_holding_another_key_is_refused_with_a_clear_error(settings, weaviate_server, tmp_path):
+    other = settings.model_copy(update={"secrets_dir": tmp_path / "other"})
+    with pytest.raises(vector_store.WeaviateUnavailable, match=r"refused the key in .*other") as refused:
+        with vector_store.connect(other):
+            pass
+    assert vector_store.api_key(other) not in str(refused.value)
+    assert vector_store.api_key(settings) not in str(refused.value)
+
+
 def test_generated_secrets_are_private_stable_and_agree_under_concurrency(settings, tmp_path):
     local = settings.model_copy(update={"secrets_dir": tmp_path / "secrets"})
     values: list[str] = []

@@ -151,7 +151,12 @@ def connect(settings: Settings) -> Iterator[weaviate.WeaviateClient]:
             raise WeaviateUnavailable(f"Weaviate at {cfg.url} (gRPC port {cfg.grpc_port}) is unreachable: "
                                       f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}") from exc
     elif _listening(LOOPBACK, cfg.http_port) and _listening(LOOPBACK, cfg.grpc_port):
-        client = weaviate.connect_to_local(port=cfg.http_port, grpc_port=cfg.grpc_port, auth_credentials=auth)
+        try:
+            client = weaviate.connect_to_local(port=cfg.http_port, grpc_port=cfg.grpc_port, auth_credentials=auth)
+        except WeaviateBaseError as exc:  # e.g. a server started with another secrets folder's key
+            raise WeaviateUnavailable(
+                f"the Weaviate already listening on {LOOPBACK}:{cfg.http_port} refused the key in "
+                f"{secrets.secrets_folder(settings)}: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}") from exc
     else:
         if not embedded_binary_path(settings).exists():
             raise RuntimeError(
