@@ -193,6 +193,8 @@ class Settings(_Section):
     data_root: Path
     source_dir: Path
     source_globs: list[str]
+    allowed_source_roots: list[Path]  # besides source_dir, where DAG params may point (batch/discovery)
+    secrets_dir: Path | None  # None => <data_root>/secrets (pipeline.stores.secrets)
     reference_language: str
     languages: dict[str, LanguageEntry]
     language: LanguageConfig
@@ -276,6 +278,9 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
     home = Path(environ["ROSETTA_HOME"]).expanduser().resolve() if environ.get("ROSETTA_HOME") else project_home()
     settings.data_root = _resolve(settings.data_root, home)
     settings.source_dir = _resolve(settings.source_dir, home)
+    settings.allowed_source_roots = [_resolve(p, home) for p in settings.allowed_source_roots]
+    if settings.secrets_dir is not None:
+        settings.secrets_dir = _resolve(settings.secrets_dir, home)
     settings.weaviate.binary_dir = str(_resolve(settings.weaviate.binary_dir, home))
     if settings.reference_language not in settings.languages:
         raise ValueError(f"reference_language {settings.reference_language!r} is not in languages")

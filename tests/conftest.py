@@ -69,6 +69,8 @@ def rosetta_env(tmp_path_factory):
     overrides = {
         "ROSETTA__DATA_ROOT": str(data_root),
         "ROSETTA__SOURCE_DIR": str(data_root / "source"),
+        # one secrets folder for the session: the shared Weaviate server keeps the key it started with
+        "ROSETTA__SECRETS_DIR": str(data_root / "secrets"),
         "ROSETTA__WEAVIATE__HTTP_PORT": str(free_port()),
         "ROSETTA__WEAVIATE__GRPC_PORT": str(free_port()),
         "ROSETTA__AIRFLOW__RETRIES": "0",

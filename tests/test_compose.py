@@ -33,6 +33,12 @@ def substituted(value: str) -> str:
     return re.sub(r"\$\{(\w+)(?::([-?])([^}]*))?\}", lambda m: m.group(3) if m.group(2) == "-" else "x", value)
 
 
+def published(entry: str) -> tuple[str, int, int]:
+    """A ports entry ("[HOST_IP:]HOST:CONTAINER", variables resolved) as (host ip, host port, container port)."""
+    *address, host, container = substituted(entry).split(":")
+    return (address[0] if address else "0.0.0.0"), int(host), int(container)
+
+
 def airflow_services(compose: dict) -> dict[str, dict]:
     return {name: s for name, s in compose["services"].items() if name.startswith("airflow-")}
 
@@ -135,9 +141,9 @@ def test_airflow_reaches_postgres_and_redis(compose):
     assert urlparse(env["AIRFLOW__CELERY__RESULT_BACKEND"].removeprefix("db+")).hostname == "postgres"
     api = urlparse(env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"])
     assert api.hostname == "airflow-apiserver"
-    assert f"{api.port}:{api.port}" in services["airflow-apiserver"]["ports"]
+    assert (api.port, api.port) in [published(p)[1:] for p in services["airflow-apiserver"]["ports"]]
 
 
 def test_published_host_ports_are_unique(compose):
-    published = [p.split(":")[0] for s in compose["services"].values() for p in s.get("ports", [])]
-    assert len(published) == len(set(published))
+    ports = [published(p)[1] for s in compose["services"].values() for p in s.get("ports", [])]
+    assert len(ports) == len(set(ports))

@@ -200,13 +200,14 @@ def test_unreachable_weaviate_is_retried_by_airflow_and_batch_not_done(settings,
     assert registry.get(discovery.source_document(source_dir / "unreachable.pdf", settings).doc_id).status != "loaded"
 
 
-def _start_server(binary: Path, data: Path, http_port: int, grpc_port: int, ports: list[int]) -> subprocess.Popen:
-    env = {**os.environ, "PERSISTENCE_DATA_PATH": str(data), "AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED": "true",
+def _start_server(settings, binary: Path, data: Path, http_port: int, grpc_port: int,
+                  ports: list[int]) -> subprocess.Popen:
+    """The server as embedded mode configures it (API key, loopback), on ports of its own."""
+    env = {**os.environ, **store.embedded_environment(settings), "PERSISTENCE_DATA_PATH": str(data),
            "GRPC_PORT": str(grpc_port), "CLUSTER_HOSTNAME": "fault-node", "CLUSTER_IN_LOCALHOST": "true",
            "CLUSTER_GOSSIP_BIND_PORT": str(ports[0]), "CLUSTER_DATA_BIND_PORT": str(ports[1]),
-           "RAFT_PORT": str(ports[2]), "RAFT_INTERNAL_RPC_PORT": str(ports[2] + 1), "PROFILING_PORT": str(ports[3]),
-           "RAFT_BOOTSTRAP_EXPECT": "1", "RAFT_JOIN": f"fault-node:{ports[2]}", "LOG_LEVEL": "error",
-           "DISABLE_TELEMETRY": "true", "ENABLE_MODULES": ""}
+           "RAFT_PORT": str(ports[2]), "RAFT_INTERNAL_RPC_PORT": str(ports[2] + 1),
+           "RAFT_BOOTSTRAP_EXPECT": "1", "RAFT_JOIN": f"fault-node:{ports[2]}"}
     process = subprocess.Popen([str(binary), "--host", "127.0.0.1", "--port", str(http_port), "--scheme", "http"],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     import urllib.request
@@ -240,22 +241,24 @@ def test_server_killed_mid_load_then_retry_writes_every_chunk_once(settings, tmp
     expected = {o[0] for o in load.batch_objects(ws, doc_ids)}
 
     http_port, grpc_port = free_port(), free_port()
-    ports = [free_port(), free_port(), free_port() + 10, free_port()]
+    ports = [free_port(), free_port(), free_port() + 10]
     binary = store.embedded_binary_path(settings)
+    key = store.api_key(settings)  # the embedded server's key, which _start_server configures
     data = tmp_path / "weaviate-data"
     monkeypatch.setattr(settings.weaviate, "url", f"http://127.0.0.1:{http_port}")
+    monkeypatch.setattr(settings.weaviate, "api_key", key)
     monkeypatch.setattr(settings.weaviate, "grpc_port", grpc_port)
     monkeypatch.setattr(settings.weaviate, "batch_size", 10)  # many small requests: time to interrupt them
     monkeypatch.setattr(settings.weaviate, "concurrent_requests", 1)
     monkeypatch.setattr(settings.weaviate, "collection", "KillTest")
-    server = _start_server(binary, data, http_port, grpc_port, ports)
+    server = _start_server(settings, binary, data, http_port, grpc_port, ports)
     try:
         killed = threading.Event()
 
         def kill_when_half_loaded():
             import weaviate
 
-            with weaviate.connect_to_local(port=http_port, grpc_port=grpc_port) as client:
+            with weaviate.connect_to_local(port=http_port, grpc_port=grpc_port, auth_credentials=key) as client:
                 name = store.staging_name(settings, "k1")
                 while not killed.is_set():
                     try:
@@ -275,11 +278,11 @@ def test_server_killed_mid_load_then_retry_writes_every_chunk_once(settings, tmp
         assert killed.is_set(), "the load finished before the server could be killed"
         server.wait(timeout=10)
 
-        server = _start_server(binary, data, http_port, grpc_port, ports)
+        server = _start_server(settings, binary, data, http_port, grpc_port, ports)
         load.load_batch("k1", doc_ids, settings)  # the retry
         import weaviate
 
-        with weaviate.connect_to_local(port=http_port, grpc_port=grpc_port) as client:
+        with weaviate.connect_to_local(port=http_port, grpc_port=grpc_port, auth_credentials=key) as client:
             staged = [u for u, _, _ in store.iterate_objects(client.collections.get(store.staging_name(settings, "k1")),
                                                                include_vector=False)]
         assert len(staged) == len(set(staged)) == len(expected)

@@ -3,6 +3,11 @@
 ``discover`` compares each source file's sha256 with the document registry so that a corpus
 refresh only processes what changed; ``reprocess_manifest`` makes a one-document batch.
 Writing the manifest opens the batch in the registry.
+
+Paths arrive here from DAG params, which whoever may trigger a DAG chooses: each is confined
+to the source roots (``source_dir`` and ``allowed_source_roots``) after symlinks and ``..``
+are resolved. The CLI's operator names paths freely: ``rosetta ingest``/``reprocess`` add them
+to the roots of the run they start (pipeline/cli/dag_runs.py).
 """
 
 from __future__ import annotations
@@ -20,17 +25,41 @@ from pipeline.workspace import Workspace, doc_id_for, sha256_file
 log = logging.getLogger(__name__)
 
 
+class PathNotAllowed(ValueError):
+    """A path outside the source roots; the message names the path and the rule."""
+
+
+def source_roots(settings: Settings) -> list[Path]:
+    return [Path(root).expanduser().resolve() for root in (settings.source_dir, *settings.allowed_source_roots)]
+
+
+def confined(path: str | Path, settings: Settings) -> Path:
+    """``path`` with symlinks and ``..`` resolved, if that lies under a source root."""
+    resolved = Path(path).expanduser().resolve()
+    roots = source_roots(settings)
+    if not any(resolved.is_relative_to(root) for root in roots):
+        raise PathNotAllowed(f"{path}: refused: it resolves to {resolved}, outside the source roots "
+                             f"({', '.join(map(str, roots))}); only files under source_dir or "
+                             "allowed_source_roots may be ingested")
+    return resolved
+
+
 def list_sources(settings: Settings, paths: Iterable[str | Path] | None = None) -> list[Path]:
-    """Files to consider: the given paths (files or folders), else the source folder."""
-    roots = [Path(p) for p in paths] if paths else [settings.source_dir]
+    """Files to consider: the given paths (files or folders), else the source folder; only
+    what lies under the source roots (a symlink pointing out of them is skipped, with why)."""
+    roots = [confined(p, settings) for p in paths] if paths else [settings.source_dir.expanduser().resolve()]
     found: set[Path] = set()
     for root in roots:
-        root = root.expanduser().resolve()
         if root.is_file():
             found.add(root)
         elif root.is_dir():
             for pattern in settings.source_globs:
-                found.update(p.resolve() for p in root.glob(pattern) if p.is_file() and not p.name.startswith("."))
+                for path in root.glob(pattern):
+                    if path.is_file() and not path.name.startswith("."):
+                        try:
+                            found.add(confined(path, settings))
+                        except PathNotAllowed as refused:
+                            log.warning("skipped %s", refused)
         else:
             raise FileNotFoundError(f"{root} does not exist")
     return sorted(found)
@@ -67,14 +96,15 @@ def discover(settings: Settings, batch_id: str, paths: Iterable[str | Path] | No
 
 
 def reprocess_manifest(settings: Settings, batch_id: str, target: str) -> BatchManifest:
-    """The manifest of a one-document batch; ``target`` is a doc_id or a file path."""
+    """The manifest of a one-document batch; ``target`` is a doc_id or a file path (either
+    way the file must lie under the source roots)."""
     recover(settings)
     registry = DocumentRegistry(settings.document_registry_path)
     known = registry.get(target)
     if known is not None:
-        doc = source_document(Path(known.source_path), settings, doc_id=known.doc_id)
+        doc = source_document(confined(known.source_path, settings), settings, doc_id=known.doc_id)
     elif Path(target).expanduser().is_file():
-        path = Path(target).expanduser().resolve()
+        path = confined(target, settings)
         by_path = registry.find_by_path(str(path))
         doc = source_document(path, settings, doc_id=by_path.doc_id if by_path else None)
     else:

@@ -6,6 +6,10 @@ for what the command does afterwards (printing the batch, answering questions).
 Crash-only: on SIGTERM or Ctrl-C the runner's process group (the runner and its stage
 worker) gets SIGTERM, then SIGKILL after ``GRACE_S``; nothing is cleaned up on the way out,
 the next run recovers the batch (pipeline.batch.recovery). ``Interrupted`` tells the command.
+
+The operator at the command line may name any file: the paths of the run's params join its
+source roots (``allowed_source_roots``, through the child's environment). A DAG triggered
+any other way stays confined to the configured roots (pipeline/batch/discovery.py).
 """
 
 from __future__ import annotations
@@ -64,9 +68,17 @@ def run_child(command: list[str], env: dict[str, str]) -> int:
     return code
 
 
+def operator_roots(conf: dict[str, Any], settings: Settings) -> list[str]:
+    """The configured extra roots plus the files and folders the operator named in ``conf``."""
+    document = conf.get("document")  # a doc_id or a path
+    named = [*conf.get("paths", []), *([document] if document and Path(document).exists() else [])]
+    return [*map(str, settings.allowed_source_roots), *(str(Path(p).expanduser().resolve()) for p in named)]
+
+
 def run_dag(dag_id: str, conf: dict[str, Any], settings: Settings, log_path: Path | None = None) -> tuple[str, str]:
     """Run one DAG to completion; returns (run_id, final state)."""
     env = os.environ.copy()
+    env["ROSETTA__ALLOWED_SOURCE_ROOTS"] = json.dumps(operator_roots(conf, settings))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(project_home() / "plugins"), env.get("PYTHONPATH")) if p)
     with tempfile.TemporaryDirectory(prefix="rosetta-dag-run-") as tmp:
         result = Path(tmp) / "result.json"

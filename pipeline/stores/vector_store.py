@@ -18,10 +18,12 @@ import weaviate
 from weaviate.classes.config import Configure, DataType, Property
 from weaviate.classes.data import DataObject
 from weaviate.classes.query import Filter, MetadataQuery
+from weaviate.embedded import EmbeddedOptions
 from weaviate.exceptions import WeaviateBaseError
 from weaviate.util import generate_uuid5
 
 from pipeline.config import Settings
+from pipeline.stores import secrets
 
 log = logging.getLogger(__name__)
 
@@ -92,13 +94,38 @@ def embedded_binary_path(settings: Settings) -> Path:
     return embedded_binary_dir(settings) / f"weaviate-v{version}-{digest}"
 
 
-def _embedded_env(settings: Settings) -> dict[str, str]:
+LOOPBACK = "127.0.0.1"
+EMBEDDED_USER = "rosetta"
+
+
+def embedded_environment(settings: Settings) -> dict[str, str]:
+    """The embedded server closed by default (docs/deploy.md, "Security"): API-key
+    authentication with anonymous access off, profiling off, the cluster's gossip and Raft
+    bound to loopback. Weaviate 1.39 binds gRPC and the cluster data port on every interface
+    with no option to change it: gRPC takes the API key, the data port a generated password."""
     return {
         "LOG_LEVEL": "error",
         "DISABLE_TELEMETRY": "true",
         "ENABLE_MODULES": "",
         "PERSISTENCE_DATA_PATH": str(settings.weaviate_data_path),
+        "AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED": "false",
+        "AUTHENTICATION_APIKEY_ENABLED": "true",
+        "AUTHENTICATION_APIKEY_ALLOWED_KEYS": secrets.local_secret(settings, secrets.WEAVIATE_API_KEY),
+        "AUTHENTICATION_APIKEY_USERS": EMBEDDED_USER,
+        "GO_PROFILING_DISABLE": "true",
+        "CLUSTER_BIND_ADDR": LOOPBACK,
+        "CLUSTER_ADVERTISE_ADDR": LOOPBACK,
+        "CLUSTER_BASIC_AUTH_USERNAME": EMBEDDED_USER,
+        "CLUSTER_BASIC_AUTH_PASSWORD": secrets.local_secret(settings, secrets.WEAVIATE_CLUSTER_PASSWORD),
     }
+
+
+def api_key(settings: Settings) -> str | None:
+    """The key a client presents: the configured one for a URL, the generated one for the
+    embedded server."""
+    if settings.weaviate.url:
+        return settings.weaviate.api_key
+    return secrets.local_secret(settings, secrets.WEAVIATE_API_KEY)
 
 
 @contextmanager
@@ -110,9 +137,10 @@ def connect(settings: Settings) -> Iterator[weaviate.WeaviateClient]:
     long as the client.
     """
     cfg = settings.weaviate
+    key = api_key(settings)
+    auth = weaviate.auth.AuthApiKey(key) if key else None
     if cfg.url:
         url = urlparse(cfg.url)
-        auth = weaviate.auth.AuthApiKey(cfg.api_key) if cfg.api_key else None
         try:
             client = weaviate.connect_to_custom(
                 http_host=url.hostname, http_port=url.port or (443 if url.scheme == "https" else 80),
@@ -122,8 +150,13 @@ def connect(settings: Settings) -> Iterator[weaviate.WeaviateClient]:
         except WeaviateBaseError as exc:
             raise WeaviateUnavailable(f"Weaviate at {cfg.url} (gRPC port {cfg.grpc_port}) is unreachable: "
                                       f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}") from exc
-    elif _listening("127.0.0.1", cfg.http_port) and _listening("127.0.0.1", cfg.grpc_port):
-        client = weaviate.connect_to_local(port=cfg.http_port, grpc_port=cfg.grpc_port)
+    elif _listening(LOOPBACK, cfg.http_port) and _listening(LOOPBACK, cfg.grpc_port):
+        try:
+            client = weaviate.connect_to_local(port=cfg.http_port, grpc_port=cfg.grpc_port, auth_credentials=auth)
+        except WeaviateBaseError as exc:  # e.g. a server started with another secrets folder's key
+            raise WeaviateUnavailable(
+                f"the Weaviate already listening on {LOOPBACK}:{cfg.http_port} refused the key in "
+                f"{secrets.secrets_folder(settings)}: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}") from exc
     else:
         if not embedded_binary_path(settings).exists():
             raise RuntimeError(
@@ -131,12 +164,18 @@ def connect(settings: Settings) -> Iterator[weaviate.WeaviateClient]:
                 "(it builds the server from its Go module) or set ROSETTA__WEAVIATE__URL to a running server"
             )
         settings.weaviate_data_path.mkdir(parents=True, exist_ok=True)
-        client = weaviate.connect_to_embedded(
-            version=cfg.version, port=cfg.http_port, grpc_port=cfg.grpc_port,
+        # connect_to_embedded takes no credentials: the same client, built with them
+        client = weaviate.WeaviateClient(embedded_options=EmbeddedOptions(
+            hostname=LOOPBACK, version=cfg.version, port=cfg.http_port, grpc_port=cfg.grpc_port,
             binary_path=str(embedded_binary_dir(settings)),
             persistence_data_path=str(settings.weaviate_data_path),
-            environment_variables=_embedded_env(settings),
-        )
+            additional_env_vars=embedded_environment(settings),
+        ), auth_client_secret=auth)
+        try:
+            client.connect()
+        except Exception:
+            client.close()  # stops a server that started but refused the client
+            raise
     try:
         yield client
     finally:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.config import Settings
+from pipeline.stores.secrets import secrets_folder
 
 ENTRYPOINT = ["rosetta", "stage"]
 
@@ -80,6 +81,9 @@ def last_json_line(lines: list[str] | str | None) -> dict[str, Any]:
     raise ValueError(f"the stage printed no StageResult JSON line; last output: {lines[-5:]}")
 
 
+MLFLOW_CREDENTIALS = ("MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD", "MLFLOW_TRACKING_TOKEN")
+
+
 def container_environment(settings: Settings) -> dict[str, str]:
     """The worker's Rosetta settings for the container: every ROSETTA__* override plus the
     resolved paths (relative ones would resolve against the image's working folder)."""
@@ -87,6 +91,7 @@ def container_environment(settings: Settings) -> dict[str, str]:
     env.update(ROSETTA__DATA_ROOT=str(settings.data_root), ROSETTA__SOURCE_DIR=str(settings.source_dir),
                MLFLOW_DISABLE_TELEMETRY="true")
     env.pop("ROSETTA__EXECUTION__MODE", None)  # the container runs its stage in-process
+    env.update({k: v for k, v in os.environ.items() if k in MLFLOW_CREDENTIALS})  # embed reads the registry
     if config_file := os.environ.get("ROSETTA_CONFIG"):
         env["ROSETTA_CONFIG"] = str(Path(config_file).resolve())
     return env
@@ -104,6 +109,9 @@ def docker_mounts(settings: Settings, source: str | None) -> list[dict[str, Any]
         mounts = [dict(source=data_root, target=data_root, type="bind", read_only=False)]
     if source and not Path(source).is_relative_to(settings.data_root):
         mounts.append(dict(source=source, target=source, type="bind", read_only=True))
+    secrets = secrets_folder(settings)  # the embedded Weaviate's key, when kept outside the data root
+    if secrets.exists() and not secrets.is_relative_to(settings.data_root):
+        mounts.append(dict(source=str(secrets), target=str(secrets), type="bind", read_only=True))
     if config_file := os.environ.get("ROSETTA_CONFIG"):
         path = str(Path(config_file).resolve())
         mounts.append(dict(source=path, target=path, type="bind", read_only=True))
