@@ -17,8 +17,9 @@ from pipeline.workspace import Workspace
 def review(batch_id: str, chunk_ids: list[str], reason: str, settings: Settings) -> dict[str, Any]:
     """Record a person's rejection of sampled chunks; past the threshold, roll the batch back.
 
-    The failure rate counts the sampled chunks that failed an automatic check or were
-    rejected by a reviewer. Verdicts accumulate in ``qa_review.json``.
+    The failures are the sampled chunks that failed an automatic check or were rejected by a
+    reviewer; more than the plan's acceptance number rolls the batch back. Verdicts
+    accumulate in ``qa_review.json``.
     """
     ws = Workspace(settings, batch_id)
     report = ws.read_json(ws.batch_file("qa_report.json"))
@@ -35,9 +36,10 @@ def review(batch_id: str, chunk_ids: list[str], reason: str, settings: Settings)
     ws.write_json(review_path, verdicts)
     failing = {c for c, item in sampled.items() if not item["passed"]} | set(verdicts)
     rate = len(failing) / len(sampled) if sampled else 0.0
-    outcome: dict[str, Any] = {"batch_id": batch_id, "rejected": sorted(verdicts), "failure_rate": round(rate, 4),
-                               "threshold": settings.qa.max_failure_rate, "rolled_back": False}
-    if rate > settings.qa.max_failure_rate:
+    outcome: dict[str, Any] = {"batch_id": batch_id, "rejected": sorted(verdicts), "failures": len(failing),
+                               "failure_rate": round(rate, 4), "acceptance_number": report["acceptance_number"],
+                               "rolled_back": False}
+    if len(failing) > report["acceptance_number"]:
         journal = lifecycle.roll_back(batch_id, f"rejected in QA review: {reason}", settings)
         outcome.update(rolled_back=True, rollback=journal)
     report["review"] = outcome
