@@ -8,6 +8,7 @@ import numpy as np
 
 from pipeline.config import Settings
 from pipeline.contracts import CleanedDocument, StructuredDocument
+from pipeline.publish.garbage import is_ocr_garbage
 from pipeline.stages import LANGUAGE, STRUCTURE
 from pipeline.stores import vector_store
 from pipeline.text.cleaning import is_garbage
@@ -15,6 +16,23 @@ from pipeline.text.langid import language_candidates
 from pipeline.workspace import Workspace
 
 Check = Callable[[dict[str, Any]], tuple[bool, str]]
+SCRIPTS = {"en": "latin", "de": "latin", "es": "latin", "zh": "han", "ja": "kana-han"}
+
+
+def short_text_script_agrees(text: str, label: str) -> tuple[bool, str]:
+    """Under 30 letters a detector is a guess, but the script is not: a Latin label on
+    Han/kana text (or the reverse) is wrong however short; kana means Japanese."""
+    latin = sum(ch.isalpha() and ch.isascii() or "\u00c0" <= ch <= "\u024f" for ch in text)
+    kana = sum("\u3040" <= ch <= "\u30ff" for ch in text)
+    han = sum("\u3400" <= ch <= "\u9fff" for ch in text)
+    script = SCRIPTS.get(label, "")
+    if script == "latin":
+        ok = han + kana <= latin / 4
+    elif label == "zh":
+        ok = kana == 0 and han >= latin
+    else:
+        ok = han + kana >= latin or kana > 0 and latin <= 3 * (han + kana)
+    return ok, f"short text ({latin} Latin, {han} Han, {kana} kana letters), label {label}"
 
 
 class Checker:
@@ -30,11 +48,16 @@ class Checker:
         return self._cleaned[doc_id]
 
     def text_present(self, obj: dict[str, Any]) -> tuple[bool, str]:
-        text = obj["properties"]["text"].strip()
+        """Text, and no more than one line in ten (at most one in a short chunk) of OCR
+        garbage or symbol soup: dusty scans leave dozens of lone "8", "a", "日" lines."""
+        text, lang = obj["properties"]["text"].strip(), obj["properties"]["lang"]
         if not text:
             return False, "empty text"
-        garbage = sum(is_garbage(line, self.settings.cleaning.garbage_max_symbol_ratio) for line in text.splitlines())
-        return garbage <= len(text.splitlines()) / 2, f"{garbage} garbage line(s)"
+        lines = [line for line in text.splitlines() if line.strip()]
+        bad = [line for line in lines if is_ocr_garbage(line, lang)
+               or is_garbage(line, self.settings.cleaning.garbage_max_symbol_ratio)]
+        ok = len(bad) <= max(1, len(lines) // 10)
+        return ok, f"{len(bad)} of {len(lines)} line(s) garbage" + (f", e.g. {bad[0][:40]!r}" if bad else "")
 
     def language_agrees(self, obj: dict[str, Any]) -> tuple[bool, str]:
         """The label is among a fresh detection's top three: fastText's lite model splits
@@ -43,7 +66,7 @@ class Checker:
         text, label = obj["properties"]["text"], obj["properties"]["lang"]
         letters = sum(ch.isalpha() for ch in text)
         if letters < 30:
-            return True, f"too short to judge ({letters} letters)"
+            return short_text_script_agrees(text, label)
         candidates = language_candidates(text, self.settings, k=3)
         # Code and command lines inside a manual read as English; tolerate them there.
         ascii_heavy = sum(ch.isascii() for ch in text) > 0.6 * len(text)
@@ -51,13 +74,15 @@ class Checker:
         return ok, f"label {label}, fresh detection {', '.join(candidates)}"
 
     def clause_markers_balanced(self, obj: dict[str, Any]) -> tuple[bool, str]:
-        structure = self.ws.read_model(self.ws.path(STRUCTURE, obj["properties"]["doc_id"]), StructuredDocument)
-        depth = 0
-        for _, kind, _ in structure.markers:
-            depth += 1 if kind == "CLAUSE_START" else -1
-            if depth < 0:
-                return False, "CLAUSE_END before its CLAUSE_START"
-        return depth == 0, f"{len(structure.markers)} markers, final depth {depth}"
+        """Per chunk: every clause that starts inside the chunk ends inside it and the other
+        way round, except the clause holding the whole chunk (a long clause split in parts)."""
+        p = obj["properties"]
+        structure = self.ws.read_model(self.ws.path(STRUCTURE, p["doc_id"]), StructuredDocument)
+        inside = [(kind, cid) for offset, kind, cid in structure.markers if p["char_start"] <= offset < p["char_end"]]
+        started = {cid for kind, cid in inside if kind == "CLAUSE_START"}
+        ended = {cid for kind, cid in inside if kind == "CLAUSE_END"}
+        cut = sorted((started ^ ended) - {p.get("clause_id")})
+        return not cut, f"clause(s) cut by the chunk's edges: {', '.join(cut)}" if cut else f"{len(inside)} marker(s)"
 
     def vector_sound(self, obj: dict[str, Any]) -> tuple[bool, str]:
         vector = np.asarray(obj["vector"], dtype=np.float64)
