@@ -31,7 +31,7 @@ def is_ocr_garbage(line: str, lang: str) -> bool:
         return True  # lone "8", "a", "日", "●": specks read as glyphs
     if lang in LATIN_LANGS and cjk >= max(1, len(squeezed) // 3):
         return True  # Han/kana read off dust in a European text
-    if cjk and len(set(squeezed)) <= len(squeezed) / 2:
+    if cjk >= len(squeezed) / 2 and len(set(squeezed)) <= len(squeezed) / 2:
         return True  # "ををを", "はには": a few glyphs repeated
     tokens = line.split()
     if len(tokens) >= 3 and sum(bool(FRAGMENT.match(t)) for t in tokens) / len(tokens) > 0.5:
