@@ -127,7 +127,10 @@ class MlflowConfig(_Section):
 class QaConfig(_Section):
     sample_per_thousand: int
     min_sample: int
-    max_failure_rate: float
+    accept_quality: float
+    producer_risk: float
+    reject_quality: float
+    consumer_risk: float
     seed: int
 
 

@@ -23,6 +23,8 @@ APT_PACKAGES=(
   fonts-noto-cjk poppler-utils
   # containers (docker mode, image builds) with podman: no Docker engine is needed
   podman buildah debootstrap runc uidmap slirp4netns fuse-overlayfs netavark aardvark-dns
+  # the QA review browser test (tests/test_qa_review_ui.py): headless Chromium and its driver
+  chromium chromium-driver
 )
 
 step "Debian packages"

@@ -192,9 +192,10 @@ def test_a_realign_batch_rejected_in_qa_review_restores_the_chunks_it_replaced(s
         assert ws.read_manifest().kind == "realign"
         assert {d.doc_id for d in ws.read_manifest().documents} == set(owners)
         assert ws.read_json(ws.batch_file("realign.json"))["sources"] == owners
-        sampled = ws.read_json(ws.batch_file("qa_report.json"))["sample"][0]["chunk_id"]
-        monkeypatch.setattr(settings.qa, "max_failure_rate", 0.0)
-        verdict = review(batch_id, [sampled], "test: wrong alignment", settings)
+        report = ws.read_json(ws.batch_file("qa_report.json"))
+        # One more rejection than the sampling plan accepts rolls the batch back.
+        rejected = [s["chunk_id"] for s in report["sample"]][:report["acceptance_number"] + 1]
+        verdict = review(batch_id, rejected, "test: wrong alignment", settings)
     finally:
         if previous == IDENTITY:
             client.delete_registered_model_alias(name, settings.alignment.alias)

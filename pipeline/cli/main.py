@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.cli import anchors as cli_anchors
+from pipeline.cli import qa_plan as cli_qa_plan
 from pipeline.cli.errors import run_reporting_errors
 from pipeline.config import get_settings
 
@@ -284,8 +285,8 @@ def cmd_qa_reject(args: argparse.Namespace) -> int:
     from pipeline.batch.review import review
 
     outcome = review(args.batch_id, args.chunk_ids, args.reason, get_settings())
-    print(f"recorded {len(outcome['rejected'])} rejection(s); failure rate {outcome['failure_rate']:.1%} "
-          f"(threshold {outcome['threshold']:.0%})")
+    print(f"recorded {len(outcome['rejected'])} rejection(s); {outcome['failures']} failing sampled chunk(s) "
+          f"(the plan passes at most {outcome['acceptance_number']})")
     if outcome["rolled_back"]:
         r = outcome["rollback"]
         print(f"batch {args.batch_id} rolled back: {r.get('removed', 0)} chunk(s) removed, "
@@ -361,6 +362,7 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("chunk_ids", nargs="+", metavar="CHUNK_ID")
     q.add_argument("--reason", required=True)
     q.set_defaults(func=cmd_qa_reject)
+    cli_qa_plan.register(qa_sub)
 
     cli_anchors.register(sub)
 

@@ -1,0 +1,106 @@
+"""What a reviewer sees of a batch (the Airflow "Rosetta QA" view reads it; pipeline/ never
+imports Airflow): the batches with their status, a batch's QA sample with each chunk's
+text, language, lineage, check verdicts and human verdicts, the audit trail, and for OCR
+chunks the crop of the source page the chunk was read from.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+from pipeline.config import Settings
+from pipeline.contracts import ExtractedDocument
+from pipeline.stages import ENRICH, EXTRACT
+from pipeline.stores import vector_store
+from pipeline.stores.document_registry import DocumentRegistry
+from pipeline.workspace import Workspace
+
+CROP_DPI = 110
+CROP_MARGIN_PT = 12
+
+
+def _read(ws: Workspace, name: str, default: Any) -> Any:
+    path = ws.batch_file(name)
+    return ws.read_json(path) if path.exists() else default
+
+
+def batches(settings: Settings) -> list[dict[str, Any]]:
+    """Every batch the registry knows, newest first, with its QA verdict and review state."""
+    rows = []
+    for row in DocumentRegistry(settings.document_registry_path).batches():
+        ws = Workspace(settings, row.batch_id)
+        report = _read(ws, "qa_report.json", None)
+        rows.append({"batch_id": row.batch_id, "kind": row.kind, "status": row.status,
+                     "started_at": row.started_at, "finished_at": row.finished_at,
+                     "qa": None if report is None else ("passed" if report["passed"] else "failed"),
+                     "sample_size": (report or {}).get("sample_size", 0),
+                     "total_chunks": (report or {}).get("total_chunks", 0),
+                     "reviewed": len(_read(ws, "qa_review.json", {}))})
+    return sorted(rows, key=lambda r: r["started_at"], reverse=True)
+
+
+def batch_sample(settings: Settings, batch_id: str) -> dict[str, Any] | None:
+    """The batch's QA sample for review, or None when the batch has no QA report."""
+    ws = Workspace(settings, batch_id)
+    report = _read(ws, "qa_report.json", None)
+    if report is None:
+        return None
+    verdicts = _read(ws, "qa_review.json", {})
+    objects: dict[str, dict[str, Any]] = {}
+    for doc_id in {item["doc_id"] for item in report["sample"]}:
+        path = ws.path(ENRICH, doc_id)
+        if path.exists():
+            objects |= {o["uuid"]: o["properties"] for o in ws.read_json(path)}
+    chunks = []
+    for item in report["sample"]:
+        props = objects.get(item["uuid"], {})
+        lineage = {f: props.get(f) for f in vector_store.LINEAGE_FIELDS}
+        chunks.append({**item, "text": props.get("text", item["text"]), "lineage": lineage,
+                       "pages": (props.get("page_start"), props.get("page_end")),
+                       "ocr": props.get("extraction_method") == "ocr" or "ocr" in str(props.get("extraction_method")),
+                       "human": verdicts.get(item["chunk_id"])})
+    registry_row = DocumentRegistry(settings.document_registry_path).batch(batch_id)
+    return {"batch_id": batch_id, "status": registry_row.status if registry_row else "unknown",
+            "report": {k: v for k, v in report.items() if k != "sample"}, "chunks": chunks,
+            "audit": _read(ws, "qa_audit.json", [])}
+
+
+def _chunk_blocks(doc: ExtractedDocument, page_no: int, text: str) -> list[tuple[float, float, float, float]]:
+    """The boxes of the page's blocks whose lines appear in the chunk's text."""
+    page = next((p for p in doc.pages if p.page_no == page_no), None)
+    if page is None:
+        return []
+    squeezed = "".join(text.split())
+    return [b.bbox for b in page.blocks
+            if any(len(line.strip()) > 3 and "".join(line.split()) in squeezed for line in b.text.splitlines())]
+
+
+def source_crop(settings: Settings, batch_id: str, chunk_id: str) -> bytes | None:
+    """PNG of the source page region the chunk came from (its blocks' union box), or None."""
+    import pypdfium2
+
+    ws = Workspace(settings, batch_id)
+    sample = batch_sample(settings, batch_id)
+    chunk = next((c for c in (sample or {}).get("chunks", []) if c["chunk_id"] == chunk_id), None)
+    if chunk is None or chunk["pages"][0] is None:
+        return None
+    doc = ws.read_model(ws.path(EXTRACT, chunk["doc_id"]), ExtractedDocument)
+    page_no = chunk["pages"][0]
+    boxes = _chunk_blocks(doc, page_no, chunk["text"])
+    pdf = pypdfium2.PdfDocument(str(Path(doc.source_path)))
+    try:
+        page = pdf[page_no - 1]
+        width, height = page.get_size()
+        x0, top, x1, bottom = ((min(b[0] for b in boxes), min(b[1] for b in boxes),
+                                max(b[2] for b in boxes), max(b[3] for b in boxes)) if boxes else (0, 0, width, height))
+        scale = CROP_DPI / 72
+        image = page.render(scale=scale).to_pil()
+    finally:
+        pdf.close()
+    m = CROP_MARGIN_PT
+    box = (max(0, x0 - m) * scale, max(0, top - m) * scale, min(width, x1 + m) * scale, min(height, bottom + m) * scale)
+    out = io.BytesIO()
+    image.crop(tuple(int(v) for v in box)).save(out, "PNG")
+    return out.getvalue()

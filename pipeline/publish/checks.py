@@ -1,0 +1,116 @@
+"""The QA gate's automatic checks of one staged chunk; each returns (passed, detail)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from pipeline.config import Settings
+from pipeline.contracts import CleanedDocument, StructuredDocument
+from pipeline.publish.garbage import is_ocr_garbage
+from pipeline.stages import LANGUAGE, STRUCTURE
+from pipeline.stores import vector_store
+from pipeline.text.cleaning import is_garbage
+from pipeline.text.langid import language_candidates
+from pipeline.workspace import Workspace
+
+Check = Callable[[dict[str, Any]], tuple[bool, str]]
+SCRIPTS = {"en": "latin", "de": "latin", "es": "latin", "zh": "han", "ja": "kana-han"}
+
+
+def short_text_script_agrees(text: str, label: str) -> tuple[bool, str]:
+    """Under 30 letters a detector is a guess, but the script is not: a Latin label on
+    Han/kana text (or the reverse) is wrong however short; kana means Japanese."""
+    latin = sum(ch.isalpha() and ch.isascii() or "\u00c0" <= ch <= "\u024f" for ch in text)
+    kana = sum("\u3040" <= ch <= "\u30ff" for ch in text)
+    han = sum("\u3400" <= ch <= "\u9fff" for ch in text)
+    script = SCRIPTS.get(label, "")
+    if script == "latin":
+        ok = han + kana <= latin / 4
+    elif label == "zh":
+        ok = kana == 0 and han >= latin
+    else:
+        ok = han + kana >= latin or kana > 0 and latin <= 3 * (han + kana)
+    return ok, f"short text ({latin} Latin, {han} Han, {kana} kana letters), label {label}"
+
+
+class Checker:
+    """The checks, with what they need from the workspace and the staging collection."""
+
+    def __init__(self, ws: Workspace, settings: Settings, collection, dimension: int):
+        self.ws, self.settings, self.collection, self.dimension = ws, settings, collection, dimension
+        self._cleaned: dict[str, CleanedDocument] = {}
+
+    def cleaned(self, doc_id: str) -> CleanedDocument:
+        if doc_id not in self._cleaned:
+            self._cleaned[doc_id] = self.ws.read_model(self.ws.path(LANGUAGE, doc_id), CleanedDocument)
+        return self._cleaned[doc_id]
+
+    def text_present(self, obj: dict[str, Any]) -> tuple[bool, str]:
+        """Text, and no more than one line in ten (at most one in a short chunk) of OCR
+        garbage or symbol soup: dusty scans leave dozens of lone "8", "a", "日" lines."""
+        text, lang = obj["properties"]["text"].strip(), obj["properties"]["lang"]
+        if not text:
+            return False, "empty text"
+        lines = [line for line in text.splitlines() if line.strip()]
+        bad = [line for line in lines if is_ocr_garbage(line, lang)
+               or is_garbage(line, self.settings.cleaning.garbage_max_symbol_ratio)]
+        ok = len(bad) <= max(1, len(lines) // 10)
+        return ok, f"{len(bad)} of {len(lines)} line(s) garbage" + (f", e.g. {bad[0][:40]!r}" if bad else "")
+
+    def language_agrees(self, obj: dict[str, Any]) -> tuple[bool, str]:
+        """The label is among a fresh detection's top three: fastText's lite model splits
+        its vote on technical English (fi 0.27, en 0.24 on a real chunk), while a wrong
+        label (a Chinese chunk marked German) is nowhere near the top."""
+        text, label = obj["properties"]["text"], obj["properties"]["lang"]
+        letters = sum(ch.isalpha() for ch in text)
+        if letters < 30:
+            return short_text_script_agrees(text, label)
+        candidates = language_candidates(text, self.settings, k=3)
+        # Code and command lines inside a manual read as English; tolerate them there.
+        ascii_heavy = sum(ch.isascii() for ch in text) > 0.6 * len(text)
+        ok = label in candidates or (candidates[0] == "en" and ascii_heavy)
+        return ok, f"label {label}, fresh detection {', '.join(candidates)}"
+
+    def clause_markers_balanced(self, obj: dict[str, Any]) -> tuple[bool, str]:
+        """Per chunk: every clause that starts inside the chunk ends inside it and the other
+        way round, except the clause holding the whole chunk (a long clause split in parts)."""
+        p = obj["properties"]
+        structure = self.ws.read_model(self.ws.path(STRUCTURE, p["doc_id"]), StructuredDocument)
+        inside = [(kind, cid) for offset, kind, cid in structure.markers if p["char_start"] <= offset < p["char_end"]]
+        started = {cid for kind, cid in inside if kind == "CLAUSE_START"}
+        ended = {cid for kind, cid in inside if kind == "CLAUSE_END"}
+        cut = sorted((started ^ ended) - {p.get("clause_id")})
+        return not cut, f"clause(s) cut by the chunk's edges: {', '.join(cut)}" if cut else f"{len(inside)} marker(s)"
+
+    def vector_sound(self, obj: dict[str, Any]) -> tuple[bool, str]:
+        vector = np.asarray(obj["vector"], dtype=np.float64)
+        norm = float(np.linalg.norm(vector)) if vector.size else 0.0
+        ok = vector.shape == (self.dimension,) and bool(np.isfinite(vector).all()) and abs(norm - 1.0) < 1e-3
+        return ok, f"dim {vector.size}, norm {norm:.4f}"
+
+    def top_hit_is_self(self, obj: dict[str, Any]) -> tuple[bool, str]:
+        hits = self.collection.query.near_vector(near_vector=obj["vector"], limit=3, return_metadata=["distance"])
+        if not hits.objects:
+            return False, "no hit"
+        best = hits.objects[0]
+        # Identical texts give identical vectors: a tie at distance ~0 counts as self.
+        ok = str(best.uuid) == obj["uuid"] or (best.metadata.distance < 1e-5 and
+                                               best.properties["text"] == obj["properties"]["text"])
+        return ok, f"top hit {best.uuid} at distance {best.metadata.distance:.5f}"
+
+    def lineage_complete(self, obj: dict[str, Any]) -> tuple[bool, str]:
+        missing = [f for f in vector_store.LINEAGE_FIELDS if obj["properties"].get(f) in (None, "", [])]
+        return not missing, f"missing {missing}" if missing else "complete"
+
+    def offsets_map_back(self, obj: dict[str, Any]) -> tuple[bool, str]:
+        p = obj["properties"]
+        source = self.cleaned(p["doc_id"]).text[p["char_start"]:p["char_end"]]
+        return source == p["text"], f"[{p['char_start']}:{p['char_end']}]"
+
+    def all(self) -> dict[str, Check]:
+        return {"text_present": self.text_present, "language_agrees": self.language_agrees,
+                "clause_markers_balanced": self.clause_markers_balanced, "vector_sound": self.vector_sound,
+                "top_hit_is_self": self.top_hit_is_self, "lineage_complete": self.lineage_complete,
+                "offsets_map_back": self.offsets_map_back}

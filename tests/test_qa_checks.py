@@ -1,0 +1,88 @@
+"""The QA gate's checks fail on real bad input: OCR garbage from dusty scans read by the
+pipeline's own OCR route, clauses cut by a chunk's edges in a real regulation, and short
+chunks in the wrong script."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pypdfium2
+import pytest
+
+from pipeline.publish.checks import Checker, short_text_script_agrees
+from pipeline.publish.garbage import is_ocr_garbage
+from pipeline.stages import STRUCTURE, structure
+from pipeline.workspace import Workspace
+from test_structure import golden_document
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ROWS = json.loads((FIXTURES / "ocr_garbage.json").read_text(encoding="utf-8"))
+LANG_OF = {"en": "en", "de": "de", "es": "es"}
+
+
+def detection(split: str) -> tuple[float, float]:
+    """(recall on garbage lines, false alarms on readable OCR lines) on one split."""
+    rows = [r for r in ROWS if r["split"] == split]
+    garbage = [r for r in rows if r["garbage"]]
+    readable = [r for r in rows if not r["garbage"]]
+    recall = sum(is_ocr_garbage(r["text"], r["lang"]) for r in garbage) / len(garbage)
+    false_alarms = sum(is_ocr_garbage(r["text"], r["lang"]) for r in readable) / max(1, len(readable))
+    return recall, false_alarms
+
+
+def test_ocr_garbage_detector_on_the_measurement_split():
+    tuning, measurement = detection("tuning"), detection("measurement")
+    print(f"\ntuning: recall {tuning[0]:.0%}, false alarms {tuning[1]:.0%}; "
+          f"measurement: recall {measurement[0]:.0%}, false alarms {measurement[1]:.0%}")
+    assert measurement[0] >= 0.8 and measurement[1] <= 0.25
+
+
+def test_ocr_garbage_detector_leaves_real_text_lines_alone(sample_corpus):
+    lines = []
+    for lang in ("en", "de", "es"):
+        pdf = pypdfium2.PdfDocument(str(sample_corpus / lang / "maint-guide.pdf"))
+        for page in pdf:
+            lines += [(lang, line) for line in page.get_textpage().get_text_range().splitlines() if len(line.strip()) > 3]
+    flagged = [line for lang, line in lines if is_ocr_garbage(line, lang)]
+    assert len(flagged) <= 0.01 * len(lines), flagged[:20]
+
+
+def chunk(text: str, lang: str = "en", **more) -> dict:
+    return {"uuid": "u", "vector": [], "properties": {"text": text, "lang": lang, "doc_id": "doc", **more}}
+
+
+def test_text_present_fails_a_chunk_of_real_ocr_garbage(settings, sample_corpus):
+    checker = Checker(None, settings, None, 0)
+    page = pypdfium2.PdfDocument(str(sample_corpus / "es" / "maint-guide.pdf"))[3]
+    readable = "\n".join(page.get_textpage().get_text_range().splitlines()[:30])
+    garbage_lines = [r["text"] for r in ROWS if r["garbage"] and r["lang"] == "es"]
+    assert checker.text_present(chunk(readable, "es"))[0]
+    ok, detail = checker.text_present(chunk(readable + "\n" + "\n".join(garbage_lines[:8]), "es"))
+    assert not ok and "garbage" in detail
+
+
+@pytest.mark.parametrize("text,label,ok", [
+    ("日本語の説明", "en", False), ("事\n的南的教", "de", False), ("Inhaltsverzeichnis", "de", True),
+    ("Chapter 1", "en", True), ("第一条 目的", "zh", True), ("はじめに", "zh", False), ("はじめに", "ja", True),
+    ("Summary", "ja", False)])
+def test_language_agrees_judges_short_chunks_by_script(settings, text, label, ok):
+    assert Checker(None, settings, None, 0).language_agrees(chunk(text, label))[0] is ok
+    assert short_text_script_agrees(text, label)[0] is ok
+
+
+def test_clause_balance_is_per_chunk_and_fails_a_chunk_cutting_a_real_clause(settings, tmp_path):
+    doc = golden_document(Path(__file__).parent / "golden" / "en-gdpr.txt")
+    tagged = structure.tag(doc)
+    ws = Workspace(settings, "checks-clauses")
+    ws.write_model(ws.path(STRUCTURE, "doc"), tagged)
+    checker = Checker(ws, settings, None, 0)
+    spans = {}
+    for offset, kind, cid in tagged.markers:
+        spans.setdefault(cid, [offset, offset])[0 if kind == "CLAUSE_START" else 1] = offset
+    cid, (start, end) = next((c, s) for c, s in spans.items() if s[1] - s[0] > 200)
+    whole = chunk(doc.text[start:end + 1], char_start=start, char_end=end + 1, clause_id=cid)
+    assert checker.clause_markers_balanced(whole)[0]
+    half = chunk(doc.text[start:(start + end) // 2], char_start=start, char_end=(start + end) // 2, clause_id=None)
+    ok, detail = checker.clause_markers_balanced(half)
+    assert not ok and cid in detail
