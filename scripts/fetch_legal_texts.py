@@ -10,7 +10,7 @@ headless Chromium (A4, the browser's default margins, text in a <pre> block as a
 .txt file). Written to samples/downloads/legal/<name>.pdf (git-ignored).
 
     .venv/bin/python scripts/fetch_legal_texts.py             # every document, and the fixture
-                                                              # tests/fixtures/en-gpl2.pdf (its copy)
+                                                              # copies (FIXTURE_COPIES) in tests/fixtures
     from fetch_legal_texts import fetch; paths = fetch()      # {name: pdf path}
 """
 
@@ -28,7 +28,8 @@ from fetch_doc_packages import DOWNLOADS, FetchError, Package, fetch_one
 from fetch_sample_corpus import write_page_subset
 
 LEGAL = DOWNLOADS / "legal"
-GPL2_FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "en-gpl2.pdf"
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
+FIXTURE_COPIES = {"en-gpl2-install-guide": "en-gpl2.pdf", "de-scrjura-satzung": "de-scrjura-satzung.pdf"}
 IG = "installation-guide-amd64"
 IG_PACKAGE = Package(IG, "20230508+deb12u1", "812c43e1dc906daf671e3efe953dc023205c238e5bd5a3021ce4ca142793573a",
                      "en", ())
@@ -149,8 +150,9 @@ def main() -> int:
         return 1
     for name, path in paths.items():
         print(f"  {name}  {path.relative_to(DOWNLOADS.parent.parent)}")
-    GPL2_FIXTURE.write_bytes(paths["en-gpl2-install-guide"].read_bytes())
-    print(f"  fixture {GPL2_FIXTURE.name}  {GPL2_FIXTURE.stat().st_size:,} bytes")
+    for name, fixture in FIXTURE_COPIES.items():
+        (FIXTURES / fixture).write_bytes(paths[name].read_bytes())
+        print(f"  fixture {fixture}  {(FIXTURES / fixture).stat().st_size:,} bytes")
     return 0
 
 
