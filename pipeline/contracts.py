@@ -161,6 +161,7 @@ class Chunk(BaseModel):
     structure_type: ElementType
     clause_number: str | None = None  # the innermost clause holding the whole chunk
     clause_numbers: list[str] = Field(default_factory=list)  # every clause holding it, outermost first
+    clause_path: str = ""  # its label: clause_numbers, then the sub-clauses it spans ("§ 1 (2)–(3)")
     clause_id: str | None = None
     heading_path: list[str] = Field(default_factory=list)
     prev_clause_id: str | None = None

@@ -68,10 +68,11 @@ class FetchError(Exception):
 def fetch_one(pkg: Package) -> Path:
     """The unpacked folder of one package (downloaded and checked if needed)."""
     DOWNLOADS.mkdir(parents=True, exist_ok=True)
-    deb = DOWNLOADS / f"{pkg.name}_{pkg.version.replace(':', '%3a')}_all.deb"
-    if not deb.exists():
+    pattern = f"{pkg.name}_{pkg.version.replace(':', '%3a')}_*.deb"  # _all or _amd64
+    if not any(DOWNLOADS.glob(pattern)):
         subprocess.run(["apt-get", "download", f"{pkg.name}={pkg.version}"], cwd=DOWNLOADS, check=True,
                        stdout=subprocess.DEVNULL)
+    deb = next(DOWNLOADS.glob(pattern))
     if (got := sha256_file(deb)) != pkg.sha256:
         raise FetchError(f"{deb.name}: sha256 {got} != pinned {pkg.sha256}")
     target = UNPACKED / pkg.name

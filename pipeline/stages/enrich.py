@@ -38,7 +38,7 @@ def build_objects(cleaned: CleanedDocument, chunked: ChunkedDocument, embedded: 
             "source_path": cleaned.source_path, "page_start": chunk.page_start, "page_end": chunk.page_end,
             "char_start": chunk.start, "char_end": chunk.end, "structure_type": chunk.structure_type,
             "clause_number": chunk.clause_number or "", "clause_id": chunk.clause_id or "",
-            "clause_numbers": chunk.clause_numbers,
+            "clause_numbers": chunk.clause_numbers, "clause_path": chunk.clause_path,
             "heading_path": chunk.heading_path, "prev_clause_id": chunk.prev_clause_id or "",
             "next_clause_id": chunk.next_clause_id or "", "semantic_density": chunk.semantic_density,
             "regulation_ids": reg_ids,

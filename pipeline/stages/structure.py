@@ -142,6 +142,16 @@ def _title_line(text: str, piece: Piece, following: Piece | None, heading: bool)
     return candidate
 
 
+def _sequence_level(found: Match, open_clauses: list[Element]) -> int:
+    """A sequence form's "N." continuing an open clause numbered N-1 takes that clause's level."""
+    if found.form.sequence and found.number.isascii() and found.number.isdigit():
+        previous = str(int(found.number) - 1)
+        for clause in reversed(open_clauses):
+            if clause.number == previous:
+                return clause.level
+    return found.level
+
+
 def tag(doc: CleanedDocument) -> StructuredDocument:
     text = doc.text
     pieces = _pieces(doc)
@@ -197,6 +207,7 @@ def tag(doc: CleanedDocument) -> StructuredDocument:
             i += 1
             continue
 
+        found.level = _sequence_level(found, open_clauses)
         close_until(found.level, last_end)
         start = caption.start if caption else piece.start
         title = found.title or (caption.match.title if caption and caption.match else None)

@@ -44,6 +44,7 @@ PROPERTIES: list[tuple[str, DataType]] = [
     ("clause_number", DataType.TEXT),
     ("clause_id", DataType.TEXT),
     ("clause_numbers", DataType.TEXT_ARRAY),  # every clause holding the chunk, outermost first
+    ("clause_path", DataType.TEXT),  # the chunk's label, e.g. "§ 1 (2)" or "§ 1 (2)–(3)"
     ("heading_path", DataType.TEXT_ARRAY),
     ("prev_clause_id", DataType.TEXT),
     ("next_clause_id", DataType.TEXT),

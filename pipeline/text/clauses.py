@@ -18,6 +18,7 @@ TITLE_MAX_CHARS = 120
 ROMAN = ["", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII"]
 HAN = ["〇", "一", "二", "三", "四", "五", "六", "七", "八", "九", "十", "十一", "十二"]
 FULLWIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
+FRAME = "* "  # the left edge of a plain-text box; its right edge is " *"
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Form:
     inline: bool
     after_sentence: bool
     single_line: bool
+    sequence: bool
     max_line_chars: int
     example: str  # a line the form opens; {n} {roman} {han} {fw} stand for its number
 
@@ -51,7 +53,7 @@ def forms() -> tuple[Form, ...]:
         Form(id=e["id"], langs=tuple(e["langs"]), type=e["type"], level=e["level"], base=int(e.get("base", 1)),
              regex=re.compile(r"[ \t\u3000]*+(?:" + e["pattern"] + r")"), title=bool(e.get("title")),
              number=e.get("number"), inline=bool(e.get("inline")), after_sentence=bool(e.get("after_sentence")),
-             single_line=bool(e.get("single_line")), max_line_chars=int(e.get("max_line_chars", 10_000)),
+             single_line=bool(e.get("single_line")), sequence=bool(e.get("sequence")), max_line_chars=int(e.get("max_line_chars", 10_000)),
              example=e["example"])
         for e in entries
     )
@@ -67,18 +69,29 @@ class Match:
 
 def match_line(line: str, lang: str, inline_only: bool = False) -> Match | None:
     """The first registered form of ``lang`` that opens ``line``."""
+    line = _unframed(line)
     for form in forms():
         if lang not in form.langs or len(line) > form.max_line_chars or (inline_only and not form.inline):
             continue
         m = form.regex.match(line)
         if m:
             rest = line[m.end():].strip(" .:：、-–—\t\u3000")
+            if form.title and form.after_sentence and rest[:1].islower():
+                continue  # "Section 6 states terms ...", "§ 3 gilt entsprechend": a reference in a sentence
             title = rest if form.title and rest and len(rest) <= TITLE_MAX_CHARS else None
             number = form.number or m.group(0).strip(" \t\u3000.、")
             if form.type == "CAPTION":
                 number, title = "", m.group("num").strip()
             return Match(form=form, number=number, title=title, level=form.level_of(m.group("num")))
     return None
+
+
+def _unframed(line: str) -> str:
+    """A line inside a plain-text box ("*  6. Disclaimer of Warranty  *", MPL-2.0) without its frame."""
+    inner = line.strip()
+    if len(inner) > 4 and inner.startswith(FRAME) and inner.endswith(FRAME[::-1]):
+        return inner[len(FRAME):-len(FRAME)].strip()
+    return line
 
 
 @lru_cache(maxsize=1)

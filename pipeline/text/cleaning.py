@@ -7,14 +7,17 @@ alike) near the top or bottom of many pages, inside the page's edge band. Struct
 running matter: a line a registered clause form opens (Article 7, § 3, 第七条) keeps its
 number in its identity, so "Article 1" ... "Article 30" are thirty lines, not one repeated;
 such a line in the body of a page is never removed, and at the page's edge only when it repeats
-exactly (a running header naming the current §).
+exactly (a running header naming the current §), or when it is a running head copying the heading
+of the clause the page is in (KOMA-Script's "§ 6 Erwerb der Mitgliedschaft" above the page where
+§ 6 begins): the same line again elsewhere in the document, the copy nearest the page's edge, at
+the same place on many pages.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from pipeline.config import Settings
 from pipeline.contracts import Block, ExtractedDocument, Page, RemovedSpan
@@ -77,6 +80,33 @@ def is_garbage(line: str, max_symbol_ratio: float) -> bool:
     return symbols / len(stripped) > max_symbol_ratio
 
 
+PageLines = dict[int, list[tuple[str, Block, bool]]]  # page -> its lines (text, block, in the edge band)
+
+
+def _repeated(pages_seen: set[int], n_pages: int, fraction: float, min_pages: int) -> bool:
+    return len(pages_seen) >= min_pages and len(pages_seen) >= fraction * n_pages
+
+
+def _running_heads(page_lines: PageLines, fraction: float, min_pages: int) -> set[tuple[int, int]]:
+    """(page, line index) of the running heads that copy a clause heading of the text: a clause
+    line among a page's first or last three, in the edge band, whose text occurs again in the
+    document, the copy nearest that edge, at a place where such copies sit on many pages."""
+    occurrences = Counter(_normalise(line) for lines in page_lines.values() for line, _, _ in lines)
+    slots: dict[int, set[int]] = defaultdict(set)
+    candidates: list[tuple[int, int, int]] = []
+    for page_no, lines in page_lines.items():
+        keys = [_normalise(line) for line, _, _ in lines]
+        for i, (line, block, in_band) in enumerate(lines):
+            nearest_top = i < 3 and keys.index(keys[i]) == i
+            nearest_bottom = i >= len(keys) - 3 and keys[::-1].index(keys[i]) == len(keys) - 1 - i
+            if in_band and (nearest_top or nearest_bottom) and occurrences[keys[i]] >= 2 and match_any(line.strip()):
+                slot = round(block.bbox[1] / POSITION_TOLERANCE)
+                slots[slot].add(page_no)
+                candidates.append((page_no, i, slot))
+    return {(page_no, i) for page_no, i, slot in candidates
+            if _repeated(slots[slot], len(page_lines), fraction, min_pages)}
+
+
 KeptBlock = tuple[str, str]  # (text, kind) where kind is "text" or "table"
 
 
@@ -96,7 +126,9 @@ def clean_pages(doc: ExtractedDocument, settings: Settings) -> tuple[list[tuple[
                 edge_pages[_edge_key(line, block)].add(page_no)
 
     def repeated(pages_seen: set[int], fraction: float) -> bool:
-        return len(pages_seen) >= cfg.repeat_min_pages and len(pages_seen) >= fraction * n_pages
+        return _repeated(pages_seen, n_pages, fraction, cfg.repeat_min_pages)
+
+    running_heads = _running_heads(page_lines, cfg.repeat_min_fraction, cfg.repeat_min_pages)
 
     removed: list[RemovedSpan] = []
     kept_pages: list[tuple[int, list[KeptBlock]]] = []
@@ -117,7 +149,8 @@ def clean_pages(doc: ExtractedDocument, settings: Settings) -> tuple[list[tuple[
                     pass  # table cells repeat by nature (units, yes/no); keep them whole
                 elif at_edge and PAGE_NUMBER.match(unicodedata.normalize("NFKC", line)):
                     reason = "page_number"
-                elif at_edge and repeated(edge_pages[_edge_key(line, block)], cfg.repeat_min_fraction):
+                elif (at_edge and repeated(edge_pages[_edge_key(line, block)], cfg.repeat_min_fraction)) or \
+                        (page.page_no, line_no) in running_heads:
                     reason = "running_header_footer"
                 elif match_any(line.strip()):
                     pass  # structure in the body of a page: never running matter
