@@ -50,7 +50,7 @@ class SyncPlan:
 
 def in_scope(path: str, roots: list[Path]) -> bool:
     candidate = Path(path)
-    return any(candidate == root or (root.is_dir() and candidate.is_relative_to(root)) for root in roots)
+    return any(candidate.is_relative_to(root) for root in roots)  # a file root: only itself
 
 
 def fresh_doc_id(path: str, sha256: str, settings: Settings, documents: dict[str, DocumentRow],
@@ -73,7 +73,10 @@ def plan_refresh(settings: Settings, found: list[FoundFile], roots: list[Path], 
     for path, doc_id in owners.items():
         before[doc_id].add(path)
     after = {doc_id: set(paths) for doc_id, paths in before.items()}
-    holder = {d.sha256: doc_id for doc_id, d in sorted(live.items()) if d.sha256 and d.status in PROCESSED}
+    holder: dict[str, str] = {}  # content -> the document holding it (the first id, if loaded twice before)
+    for doc_id, d in sorted(live.items()):
+        if d.sha256 and d.status in PROCESSED:
+            holder.setdefault(d.sha256, doc_id)
     content = {f.path: f.sha256 for f in found}
     plan = SyncPlan(known=len(live))
     todo: dict[str, SourceDocument] = {}
