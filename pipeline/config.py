@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 DEFAULTS_FILE = Path(__file__).with_name("defaults.yaml")
 ENV_PREFIX = "ROSETTA__"
@@ -134,6 +134,10 @@ class QaConfig(_Section):
     seed: int
 
 
+class SyncConfig(_Section):
+    max_deleted_fraction: float = Field(0.2, ge=0.0, le=1.0)
+
+
 class AirflowConfig(_Section):
     corpus_refresh_schedule: str | None
     retries: int
@@ -210,6 +214,7 @@ class Settings(_Section):
     weaviate: WeaviateConfig
     mlflow: MlflowConfig
     qa: QaConfig
+    sync: SyncConfig = SyncConfig()
     airflow: AirflowConfig
     limits: LimitsConfig
     execution: ExecutionConfig

@@ -52,11 +52,35 @@ class SourceDocument(BaseModel):
     size_bytes: int
 
 
+class PathChange(BaseModel):
+    """A document whose paths changed without its content changing (moved, renamed, copied):
+    only its chunks' source_path is rewritten, in place, at promotion."""
+
+    doc_id: str
+    old_paths: list[str]
+    new_paths: list[str]
+    old_primary: str
+    new_primary: str
+
+
+class DeletedDocument(BaseModel):
+    """A known document whose every file is gone: its chunks leave the live collection at
+    promotion (kept in replaced_chunks.json for a rollback) and the registry keeps a tombstone."""
+
+    doc_id: str
+    sha256: str | None
+    paths: list[str]
+    status: str  # the registry status before the deletion, restored by a rollback
+    reason: str
+
+
 class BatchManifest(BaseModel):
     batch_id: str
     kind: Literal["corpus_refresh", "reprocess", "realign"]
     documents: list[SourceDocument]
     skipped: list[SourceDocument] = Field(default_factory=list)
+    moved: list[PathChange] = Field(default_factory=list)
+    deleted: list[DeletedDocument] = Field(default_factory=list)
 
 
 # --- extract ---------------------------------------------------------------------------

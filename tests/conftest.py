@@ -114,6 +114,7 @@ def weaviate_server(settings):
     if not settings.weaviate.url and not vector_store.embedded_binary_path(settings).exists():
         pytest.fail(f"Weaviate binary {vector_store.embedded_binary_path(settings)} missing: run `make install`")
     with vector_store.connect(settings) as client:
+        client.rosetta_files = settings.weaviate_data_path  # the embedded server's files: the first user's data root
         yield client
 
 

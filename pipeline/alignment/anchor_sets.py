@@ -119,3 +119,37 @@ def anchor_vectors(settings: Settings, anchors: AnchorSet, lang: str, embedder: 
         np.savez(tmp, **vectors)
     Path(tmp.name).replace(cache)
     return vectors
+
+
+DOCUMENT_PROVENANCE = "document:"  # a row taken from an ingested document: "document:<doc_id>:..."
+
+
+def anchor_sets_using(settings: Settings, doc_id: str) -> dict[str, Any]:
+    """Which anchor sets hold rows built from an ingested document (for an erasure request).
+
+    Every row's provenance is in its set's manifest: ``gettext:<package>=<version>:...``,
+    ``curated:<glossary>:...`` or, for a row taken from an ingested document,
+    ``document:<doc_id>:...``. Returns the affected sets with their row ids, and per set the
+    kinds of sources it was built from, so the answer "none" is explicit about why."""
+    affected: dict[str, list[str]] = {}
+    sources: dict[str, dict[str, int]] = {}
+    for version in anchor_versions(settings):
+        manifest = json.loads((anchors_root(settings) / version / "manifest.json").read_text(encoding="utf-8"))
+        kinds: dict[str, int] = {}
+        for row_id, row in manifest["rows"].items():
+            provenance = row.get("provenance", "")
+            kind = provenance.split(":", 1)[0] or "unknown"
+            kinds[kind] = kinds.get(kind, 0) + 1
+            if provenance.startswith(f"{DOCUMENT_PROVENANCE}{doc_id}:") or provenance == f"{DOCUMENT_PROVENANCE}{doc_id}":
+                affected.setdefault(version, []).append(row_id)
+        sources[version] = kinds
+    from_documents = [v for v, kinds in sources.items() if kinds.get(DOCUMENT_PROVENANCE.rstrip(":"))]
+    if affected:
+        verdict = f"anchor set(s) {', '.join(sorted(affected))} hold rows built from document {doc_id}: rebuild them"
+    elif not from_documents:
+        verdict = (f"no anchor set is built from ingested documents (their rows come from "
+                   f"{', '.join(sorted({k for kinds in sources.values() for k in kinds}))} sources only): "
+                   f"document {doc_id} is in none of them")
+    else:
+        verdict = f"anchor sets {', '.join(from_documents)} hold document rows, none from document {doc_id}"
+    return {"doc_id": doc_id, "affected": affected, "sources": sources, "verdict": verdict}

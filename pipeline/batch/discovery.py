@@ -1,8 +1,9 @@
 """What a batch processes: the manifest.
 
 ``discover`` compares each source file's sha256 with the document registry so that a corpus
-refresh only processes what changed; ``reprocess_manifest`` makes a one-document batch.
-Writing the manifest opens the batch in the registry.
+refresh only processes what changed, and records the documents that moved or vanished
+(pipeline.batch.sync); ``reprocess_manifest`` makes a one-document batch. Writing the
+manifest opens the batch in the registry.
 
 Paths arrive here from DAG params, which whoever may trigger a DAG chooses: each is confined
 to the source roots (``source_dir`` and ``allowed_source_roots``) after symlinks and ``..``
@@ -17,9 +18,21 @@ from pathlib import Path
 from typing import Iterable
 
 from pipeline.batch.recovery import recover, run_owner
+from pipeline.batch.sync import (
+    FoundFile,
+    MassDeletion,
+    check_deletions,
+    fresh_doc_id,
+    plan_refresh,
+)
 from pipeline.config import Settings
-from pipeline.contracts import BatchManifest, SourceDocument
-from pipeline.stores.document_registry import DocumentRegistry
+from pipeline.contracts import (
+    BatchManifest,
+    DeletedDocument,
+    PathChange,
+    SourceDocument,
+)
+from pipeline.stores.document_registry import GONE, DocumentRegistry
 from pipeline.workspace import Workspace, doc_id_for, sha256_file
 
 log = logging.getLogger(__name__)
@@ -75,24 +88,30 @@ def source_document(path: Path, settings: Settings, doc_id: str | None = None) -
 
 
 def discover(settings: Settings, batch_id: str, paths: Iterable[str | Path] | None = None,
-             force: bool = False) -> BatchManifest:
-    """Write the batch manifest: new and changed documents to process, unchanged skipped.
+             force: bool = False, allow_mass_deletion: bool = False) -> BatchManifest:
+    """Write the batch manifest: new and changed documents to process, unchanged skipped,
+    moved ones (a path update) and vanished ones (a deletion) recorded for promotion.
 
+    Stops with ``MassDeletion`` (the batch recorded as stopped, nothing changed) when more
+    than sync.max_deleted_fraction of the known documents vanished, unless allowed.
     Idempotent: a retried discover task rewrites the same manifest. Batches a crash left
     behind are finished or undone first, so their documents count as not processed.
     """
     recover(settings)
-    registry = DocumentRegistry(settings.document_registry_path)
-    todo: list[SourceDocument] = []
-    skipped: list[SourceDocument] = []
-    for path in list_sources(settings, paths):
-        doc = source_document(path, settings)
-        known = registry.get(doc.doc_id)
-        if not force and known and known.sha256 == doc.sha256 and known.status in ("loaded", "quarantined"):
-            skipped.append(doc)
-        else:
-            todo.append(doc)
-    return write_manifest(settings, batch_id, "corpus_refresh", todo, skipped)
+    roots = [confined(p, settings) for p in paths] if paths else [settings.source_dir.resolve()]
+    found = [FoundFile(str(p), sha256_file(p), p.stat().st_size) for p in list_sources(settings, paths)]
+    plan = plan_refresh(settings, found, roots, force)
+    try:
+        check_deletions(plan, settings, allow_mass_deletion)
+    except MassDeletion as stop:
+        registry = DocumentRegistry(settings.document_registry_path)
+        registry.start_batch(batch_id, "corpus_refresh")
+        registry.finish_batch(batch_id, "stopped", {"batch_id": batch_id, "status": "stopped", "reason": str(stop),
+                                                    "vanished": [d.doc_id for d in plan.deleted]})
+        log.error("batch %s stopped: %s", batch_id, stop)
+        raise
+    return write_manifest(settings, batch_id, "corpus_refresh", plan.todo, plan.skipped, plan.moved, plan.deleted,
+                          plan.paths)
 
 
 def reprocess_manifest(settings: Settings, batch_id: str, target: str) -> BatchManifest:
@@ -101,28 +120,48 @@ def reprocess_manifest(settings: Settings, batch_id: str, target: str) -> BatchM
     recover(settings)
     registry = DocumentRegistry(settings.document_registry_path)
     known = registry.get(target)
+    if known is not None and known.status in GONE:
+        raise ValueError(f"document {target} was {known.status} ({known.deleted_at}: {known.delete_reason}); "
+                         "ingest its file again to make a new document")
     if known is not None:
-        doc = source_document(confined(known.source_path, settings), settings, doc_id=known.doc_id)
+        existing = [p for p in [known.source_path, *registry.paths(known.doc_id)] if Path(p).is_file()]
+        if not existing:
+            raise ValueError(f"document {target}: none of its files exists any more ({known.source_path})")
+        doc = source_document(confined(existing[0], settings), settings, doc_id=known.doc_id)
     elif Path(target).expanduser().is_file():
         path = confined(target, settings)
         by_path = registry.find_by_path(str(path))
         doc = source_document(path, settings, doc_id=by_path.doc_id if by_path else None)
+        if by_path is None:  # new content: never the id of a forgotten document
+            documents = {d.doc_id: d for d in registry.documents()}
+            doc.doc_id = fresh_doc_id(doc.source_path, doc.sha256, settings, documents, set())
     else:
         raise ValueError(f"{target!r} is neither a known document id nor an existing file")
     return write_manifest(settings, batch_id, "reprocess", [doc], [])
 
 
 def write_manifest(settings: Settings, batch_id: str, kind: str, todo: list[SourceDocument],
-                   skipped: list[SourceDocument]) -> BatchManifest:
-    """Open the batch: its manifest in the workspace, its row and its documents in the registry."""
-    manifest = BatchManifest(batch_id=batch_id, kind=kind, documents=todo, skipped=skipped)  # type: ignore[arg-type]
+                   skipped: list[SourceDocument], moved: list[PathChange] | None = None,
+                   deleted: list[DeletedDocument] | None = None,
+                   paths: dict[str, list[str]] | None = None) -> BatchManifest:
+    """Open the batch: its manifest in the workspace, its row and its documents in the registry.
+
+    The documents to process get their paths now (``paths``, else the processed one); moves
+    and deletions wait for promotion (lifecycle.finish_batch), so a rollback can undo them."""
+    manifest = BatchManifest(batch_id=batch_id, kind=kind, documents=todo, skipped=skipped,  # type: ignore[arg-type]
+                             moved=moved or [], deleted=deleted or [])
     ws = Workspace(settings, batch_id)
     ws.write_model(ws.manifest_path, manifest)
     registry = DocumentRegistry(settings.document_registry_path)
     registry.start_batch(batch_id, kind, *run_owner())
     for doc in todo:
         registry.record_document(doc.doc_id, doc.source_path, last_batch=batch_id)
-    log.info("batch %s: %d document(s) to process, %d unchanged and skipped", batch_id, len(todo), len(skipped))
+        if paths and doc.doc_id in paths:
+            registry.set_paths(doc.doc_id, paths[doc.doc_id], doc.source_path)
+        else:
+            registry.add_path(doc.doc_id, doc.source_path)
+    log.info("batch %s: %d document(s) to process, %d unchanged and skipped, %d moved, %d deleted", batch_id,
+             len(todo), len(skipped), len(manifest.moved), len(manifest.deleted))
     for doc in skipped:
         log.info("  skipped (unchanged): %s", doc.source_path)
     return manifest

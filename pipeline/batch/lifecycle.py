@@ -6,6 +6,9 @@ and the tests) or as Airflow tasks (plugins/rosetta_airflow/flow.py) with the sa
 
     manifest (pipeline.batch.discovery) -> load -> qa -> promote or discard -> finish_batch
     later, if a reviewer rejects it: roll_back
+
+A corpus refresh's moves and deletions ride on the same journal: promotion applies them to
+the live collection, finish_batch to the registry, roll_back undoes both.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 
 from pipeline.config import Settings
 from pipeline.contracts import (
+    BatchManifest,
     ChunkedDocument,
     CleanedDocument,
     EmbeddedDocument,
@@ -25,7 +29,7 @@ from pipeline.contracts import (
 from pipeline.publish import load, promote, qa
 from pipeline.stages import CHUNK, EMBED, EXTRACT, LANGUAGE
 from pipeline.stores import tracking
-from pipeline.stores.document_registry import DocumentRegistry
+from pipeline.stores.document_registry import GONE, DocumentRegistry
 from pipeline.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -81,14 +85,17 @@ def finish_batch(batch_id: str, results: list[dict[str, Any]], outcome: dict[str
             row.update(status=status, lang=cleaned.lang, lang_confidence=cleaned.lang_confidence,
                        pages=len(extracted.pages), extraction=fields["extraction"], chunks=len(chunked.chunks))
         documents.append(row)
+    if promoted:
+        _record_sync(manifest, registry)
     status = "promoted" if promoted else ("rolled_back" if outcome.get("promotion") else "empty")
-    if not results:
+    if not results and not manifest.moved and not manifest.deleted:
         status = "nothing_to_do"
     summary = {
         "batch_id": batch_id, "kind": manifest.kind, "status": status,
         "processed": len(results), "skipped_unchanged": len(manifest.skipped),
         "loaded": sum(d["status"] == "loaded" for d in documents),
         "quarantined": sum(d["status"] == "quarantined" for d in documents),
+        "moved": [m.doc_id for m in manifest.moved], "deleted": [d.doc_id for d in manifest.deleted],
         "chunks": outcome.get("objects", 0), "qa_passed": outcome.get("qa_passed"),
         "qa_failure_rate": outcome.get("qa_failure_rate"), "alignment_versions": alignment_versions,
         "documents": documents,
@@ -100,6 +107,26 @@ def finish_batch(batch_id: str, results: list[dict[str, Any]], outcome: dict[str
              batch_id, status, summary["processed"], summary["loaded"], summary["quarantined"],
              summary["skipped_unchanged"], summary["chunks"])
     return summary
+
+
+def _record_sync(manifest: BatchManifest, registry: DocumentRegistry) -> None:
+    """A promoted batch's moves and deletions, in the registry (their chunks moved at promotion)."""
+    for move in manifest.moved:
+        registry.set_paths(move.doc_id, move.new_paths, move.new_primary)
+    for gone in manifest.deleted:
+        registry.mark_deleted(gone.doc_id, gone.reason)
+        progress.info("deleted %s (%s): %s", gone.doc_id, gone.reason, ", ".join(gone.paths))
+
+
+def _undo_sync(manifest: BatchManifest, registry: DocumentRegistry) -> None:
+    """A rolled-back batch's moves and deletions, undone where no later change took over."""
+    for move in manifest.moved:
+        if registry.paths(move.doc_id) == sorted(move.new_paths):
+            registry.set_paths(move.doc_id, move.old_paths, move.old_primary)
+    for gone in manifest.deleted:
+        row = registry.get(gone.doc_id)
+        if row is not None and row.status == "deleted":
+            registry.restore(gone.doc_id, gone.status, gone.paths, row.source_path)
 
 
 def roll_back(batch_id: str, reason: str, settings: Settings) -> dict[str, Any]:
@@ -120,10 +147,13 @@ def _record_rollback(batch_id: str, journal: dict[str, Any], reason: str, settin
     for obj in (ws.read_json(backup_path) if backup_path.exists() else []):
         previous[obj["properties"]["doc_id"]] = obj["properties"]
         previous_chunks[obj["properties"]["doc_id"]] += 1
-    for doc in ws.read_manifest().documents:
+    manifest = ws.read_manifest()
+    if journal.get("after_promotion"):
+        _undo_sync(manifest, registry)
+    for doc in manifest.documents:
         row = registry.get(doc.doc_id)
-        if row is None or row.last_batch != batch_id:
-            continue  # a later batch owns this document now
+        if row is None or row.last_batch != batch_id or row.status in GONE:
+            continue  # a later batch owns this document now, or it was deleted or forgotten since
         if doc.doc_id in previous:
             old = previous[doc.doc_id]
             registry.record_document(doc.doc_id, doc.source_path, status="loaded", sha256=old["source_sha256"],

@@ -110,6 +110,13 @@ def cmd_promote(args: argparse.Namespace) -> int:
 def cmd_audit(args: argparse.Namespace) -> int:
     from pipeline.alignment.evaluation import audit
 
+    if args.document:
+        from pipeline.alignment.anchor_sets import anchor_sets_using
+
+        found = anchor_sets_using(get_settings(), args.document)
+        print(json.dumps(found, ensure_ascii=False, indent=1) if args.json else found["verdict"])
+        return 0
+
     rows = audit(get_settings())
     if args.json:
         print(json.dumps(rows, ensure_ascii=False, indent=1))
@@ -224,6 +231,7 @@ def register(subparsers) -> None:
     q.set_defaults(func=cmd_promote)
 
     q = sub.add_parser("audit", help="every version per language: anchors, figures, decision, dates, chunks")
+    q.add_argument("--document", help="instead: the anchor sets holding rows built from this document (erasure)")
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=cmd_audit)
 

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.cli import anchors as cli_anchors
+from pipeline.cli import corpus as cli_corpus
 from pipeline.cli import qa_plan as cli_qa_plan
+from pipeline.cli.corpus import corpus_status
 from pipeline.cli.errors import run_reporting_errors
 from pipeline.config import get_settings
 
@@ -166,6 +168,10 @@ def _print_batch(batch_id: str) -> None:
                             ("method", "extraction"), ("chunks", "chunks"), ("status", "status")]))
     if s.get("skipped_unchanged"):
         print(f"{s['skipped_unchanged']} document(s) unchanged since their last batch: skipped")
+    if s.get("moved") or s.get("deleted"):
+        print(f"{len(s.get('moved', []))} document(s) moved (path updated), {len(s.get('deleted', []))} deleted")
+    if s.get("reason"):
+        print(s["reason"])
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -177,7 +183,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if log_path:
         print(f"running DAG corpus_refresh (Airflow task logs: {log_path})")
     run_id, state = run_dag("corpus_refresh", {"paths": [str(Path(p).resolve()) for p in args.paths],
-                                               "force": args.force}, settings, log_path)
+                                               "force": args.force,
+                                               "allow_mass_deletion": args.allow_mass_deletion}, settings, log_path)
     _print_batch(run_id)
     print(f"DAG corpus_refresh run {run_id}: {state} in {time.monotonic() - started:.0f} s")
     return 0 if state == "success" else 1
@@ -205,6 +212,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     from pipeline.stores.document_registry import DocumentRegistry
 
     registry = DocumentRegistry(get_settings().document_registry_path)
+    if args.json:
+        print(json.dumps(corpus_status(registry), ensure_ascii=False, indent=1))
+        return 0
     stale = stale_batches(get_settings())  # left by a killed run; the next run recovers them
     if args.batch_id:
         _print_batch(args.batch_id)
@@ -306,7 +316,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     settings = get_settings()
     with embedded_server_kept_up(settings):
-        code = cmd_ingest(argparse.Namespace(paths=[str(settings.source_dir)], force=False, verbose=args.verbose))
+        code = cmd_ingest(argparse.Namespace(paths=[str(settings.source_dir)], force=False, verbose=args.verbose,
+                                             allow_mass_deletion=False))
         for _, query in DEMO_QUERIES:
             print()
             cmd_search(argparse.Namespace(query=query, lang="en", limit=3, json=False))
@@ -321,6 +332,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ingest", help="run the corpus_refresh DAG on files or folders")
     p.add_argument("paths", nargs="*", help="files or folders (default: the configured source folder)")
     p.add_argument("--force", action="store_true", help="reprocess unchanged documents too")
+    p.add_argument("--allow-mass-deletion", action="store_true",
+                   help="delete vanished documents even past sync.max_deleted_fraction")
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("reprocess", help="run the reprocess_document DAG on one document")
@@ -329,6 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("status", help="documents and batches, or one batch in detail")
     p.add_argument("batch_id", nargs="?")
+    p.add_argument("--json", action="store_true", help="documents (paths, sha256, status, chunks) and batches")
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("search", help="top chunks for a question in any language")
@@ -365,6 +379,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_qa_plan.register(qa_sub)
 
     cli_anchors.register(sub)
+    cli_corpus.register(sub)
 
     from pipeline.stages import CONTAINER_STAGES
 

@@ -1,7 +1,9 @@
 """The promote step: a batch that passed the QA gate moves from its staging collection into the
-live collection (replacing the chunks of re-processed documents); one that failed is
-discarded, and the live collection stays exactly as it was. A promoted batch can be rolled
-back later (``rollback_promoted``): its chunks leave and the chunks it replaced come back.
+live collection (replacing the chunks of re-processed documents, removing those of deleted
+documents, rewriting the source_path of moved ones in place); one that failed is discarded,
+and the live collection stays exactly as it was. A promoted batch can be rolled back later
+(``rollback_promoted``): its chunks leave, the chunks it replaced or deleted come back and
+moved documents get their old path back.
 
 Every move is journaled in ``promotion.json`` and idempotent, so a crash between QA and
 promotion, or in the middle of it, is finished by a retry.
@@ -26,11 +28,14 @@ def _journal(ws: Workspace) -> dict[str, Any]:
 
 
 def promote(batch_id: str, doc_ids: list[str], settings: Settings) -> dict[str, Any]:
-    """Move the staged batch into the live collection; replace re-processed documents' chunks."""
+    """Move the staged batch into the live collection; replace re-processed documents' chunks,
+    remove deleted documents' chunks, give moved documents' chunks their new path."""
     ws = Workspace(settings, batch_id)
     journal = _journal(ws)
     if journal.get("state") == "promoted":
         return journal
+    manifest = ws.read_manifest()
+    removed_docs = sorted({*doc_ids, *(d.doc_id for d in manifest.deleted)})
     name = vector_store.staging_name(settings, batch_id)
     with vector_store.connect(settings) as client:
         live = vector_store.live_collection(client, settings)
@@ -41,15 +46,18 @@ def promote(batch_id: str, doc_ids: list[str], settings: Settings) -> dict[str, 
         backup_path = ws.batch_file("replaced_chunks.json")
         if not backup_path.exists():
             # What promotion will delete, saved before anything changes (used by `qa reject`).
-            old = [(u, p, v) for u, p, v in vector_store.iterate_objects(live, doc_ids) if u not in new_uuids]
+            old = [(u, p, v) for u, p, v in vector_store.iterate_objects(live, removed_docs) if u not in new_uuids]
             ws.write_json(backup_path, [{"uuid": u, "properties": p, "vector": v} for u, p, v in old])
         old_uuids = [o["uuid"] for o in ws.read_json(backup_path)]
         ws.write_json(ws.batch_file("promotion.json"), {"state": "promoting", "staging": name,
                                                         "added": len(new_uuids), "replaced": len(old_uuids)})
         vector_store.insert_objects(live, staged, settings)
+        for move in manifest.moved:
+            vector_store.set_source_path(live, move.doc_id, move.old_primary, move.new_primary, settings)
         vector_store.delete_uuids(live, old_uuids)
         client.collections.delete(name)
-    journal = {"state": "promoted", "staging": name, "added": len(new_uuids), "replaced": len(old_uuids)}
+    journal = {"state": "promoted", "staging": name, "added": len(new_uuids), "replaced": len(old_uuids),
+               "moved": len(manifest.moved), "deleted": len(manifest.deleted)}
     ws.write_json(ws.batch_file("promotion.json"), journal)
     log.info("batch %s promoted: %d chunk(s) added, %d replaced chunk(s) removed", batch_id, len(new_uuids), len(old_uuids))
     return journal
@@ -98,6 +106,8 @@ def rollback_promoted(batch_id: str, settings: Settings) -> dict[str, Any]:
         ws.write_json(ws.batch_file("promotion.json"), {**journal, "state": "rolling_back"})
         vector_store.insert_objects(live, restore, settings)
         vector_store.delete_uuids(live, current)
+        for move in ws.read_manifest().moved:  # only chunks still at the path this batch gave them
+            vector_store.set_source_path(live, move.doc_id, move.new_primary, move.old_primary, settings)
     journal = {**journal, "state": "rolled_back", "after_promotion": True, "removed": len(current),
                "restored": len(restore)}
     ws.write_json(ws.batch_file("promotion.json"), journal)

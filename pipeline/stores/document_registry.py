@@ -1,10 +1,13 @@
 """The document registry: what Rosetta knows about every document and every batch (not to be
 confused with MLflow's model registry of alignment maps, pipeline.stores.tracking).
 
-A small SQLite file under data_root. ``documents`` holds one row per doc_id (source
-path, sha256 of the version last processed, status, last batch, quarantine reason);
-``batches`` one row per batch with its outcome and summary. The registry is the memory
-that lets a corpus refresh skip unchanged documents.
+A small SQLite file under data_root. ``documents`` holds one row per doc_id (primary source
+path, sha256 of the version last processed, status, last batch, quarantine reason; for a
+deleted or forgotten document when and why); ``document_paths`` every path a document is
+known by (the same content at two paths is one document); ``batches`` one row per batch with
+its outcome and summary; ``erasures`` the erasure log (``rosetta forget``). The registry is the
+memory that lets a corpus refresh skip unchanged documents, follow moved ones and notice
+deleted ones (docs/architecture.md, "The document lifecycle").
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
-DocStatus = str  # "loaded" | "quarantined" | "processing" | "failed"
+DocStatus = str  # "loaded" | "quarantined" | "processing" | "failed" | "deleted" | "forgotten"
+GONE = ("deleted", "forgotten")  # tombstones: no chunks, no paths
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -43,10 +47,26 @@ CREATE TABLE IF NOT EXISTS batches (
     finished_at TEXT,
     summary TEXT
 );
+CREATE TABLE IF NOT EXISTS document_paths (
+    path TEXT PRIMARY KEY,
+    doc_id TEXT NOT NULL,
+    added_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS erasures (
+    doc_id TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    at TEXT NOT NULL,
+    report TEXT NOT NULL
+);
 """
-# Added after the first release: who runs a batch, for telling a running batch from a stale
-# one (pipeline.batch.recovery). Older registries get them on open.
-_BATCH_OWNER_COLUMNS = {"owner_pid": "INTEGER", "owner_host": "TEXT", "heartbeat_at": "TEXT"}
+# Columns added after the first release, created on open in older registries:
+_ADDED_COLUMNS = {
+    "documents": {"deleted_at": "TEXT", "delete_reason": "TEXT"},  # tombstones (deleted, forgotten)
+    # who runs a batch, to tell a running batch from a stale one (pipeline.batch.recovery)
+    "batches": {"owner_pid": "INTEGER", "owner_host": "TEXT", "heartbeat_at": "TEXT"},
+}
+SCHEMA_VERSION = 2  # 1: document_paths, tombstones, erasures; 2: batch owners
+
 
 
 def _now() -> str:
@@ -68,6 +88,8 @@ class DocumentRow:
     quarantine_reason: str | None
     quarantine_detail: str | None
     updated_at: str
+    deleted_at: str | None = None
+    delete_reason: str | None = None
 
 
 @dataclass
@@ -89,10 +111,21 @@ class DocumentRegistry:
         path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as db:
             db.executescript(_SCHEMA)
-            present = {row["name"] for row in db.execute("PRAGMA table_info(batches)")}
-            for column, kind in _BATCH_OWNER_COLUMNS.items():
+            if db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+                self._migrate(db)
+
+    @staticmethod
+    def _migrate(db: sqlite3.Connection) -> None:
+        """A registry written by an older release: the added columns, and each document's one
+        path as its first alias (doc_ids stay, so chunk uuids stay). Idempotent."""
+        for table, added in _ADDED_COLUMNS.items():
+            present = {r["name"] for r in db.execute(f"PRAGMA table_info({table})")}
+            for column, kind in added.items():
                 if column not in present:
-                    db.execute(f"ALTER TABLE batches ADD COLUMN {column} {kind}")
+                    db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+        db.execute("INSERT OR IGNORE INTO document_paths (path, doc_id, added_at) "
+                   "SELECT source_path, doc_id, updated_at FROM documents WHERE status NOT IN ('deleted', 'forgotten')")
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -112,9 +145,78 @@ class DocumentRegistry:
         return DocumentRow(**row) if row else None
 
     def find_by_path(self, source_path: str) -> DocumentRow | None:
+        """The document known by this path (any of its aliases)."""
         with self._connect() as db:
-            row = db.execute("SELECT * FROM documents WHERE source_path = ?", (source_path,)).fetchone()
+            row = db.execute("SELECT d.* FROM documents d JOIN document_paths p ON p.doc_id = d.doc_id "
+                             "WHERE p.path = ?", (source_path,)).fetchone()
         return DocumentRow(**row) if row else None
+
+    def paths(self, doc_id: str) -> list[str]:
+        with self._connect() as db:
+            rows = db.execute("SELECT path FROM document_paths WHERE doc_id = ? ORDER BY path", (doc_id,)).fetchall()
+        return [r["path"] for r in rows]
+
+    def path_owners(self) -> dict[str, str]:
+        """Every known path -> the document it belongs to."""
+        with self._connect() as db:
+            return {r["path"]: r["doc_id"] for r in db.execute("SELECT path, doc_id FROM document_paths")}
+
+    def set_paths(self, doc_id: str, paths: list[str], primary: str) -> None:
+        """The document's aliases become exactly ``paths`` (a path moves from any other owner)."""
+        with self._connect() as db:
+            db.execute("DELETE FROM document_paths WHERE doc_id = ?", (doc_id,))
+            for path in paths:
+                db.execute("INSERT INTO document_paths (path, doc_id, added_at) VALUES (?, ?, ?) "
+                           "ON CONFLICT(path) DO UPDATE SET doc_id = excluded.doc_id", (path, doc_id, _now()))
+            db.execute("UPDATE documents SET source_path = ?, updated_at = ? WHERE doc_id = ?", (primary, _now(), doc_id))
+
+    def add_path(self, doc_id: str, path: str) -> None:
+        with self._connect() as db:
+            db.execute("INSERT INTO document_paths (path, doc_id, added_at) VALUES (?, ?, ?) "
+                       "ON CONFLICT(path) DO UPDATE SET doc_id = excluded.doc_id", (path, doc_id, _now()))
+
+    def mark_deleted(self, doc_id: str, reason: str) -> None:
+        """A tombstone for a document whose files are gone: doc id, sha256, last path, when, why."""
+        with self._connect() as db:
+            db.execute("DELETE FROM document_paths WHERE doc_id = ?", (doc_id,))
+            db.execute("UPDATE documents SET status = 'deleted', chunks = 0, deleted_at = ?, delete_reason = ?, "
+                       "updated_at = ? WHERE doc_id = ?", (_now(), reason, _now(), doc_id))
+
+    def restore(self, doc_id: str, status: str, paths: list[str], primary: str) -> None:
+        """Undo ``mark_deleted`` (a rollback of the batch that deleted the document)."""
+        with self._connect() as db:
+            db.execute("UPDATE documents SET status = ?, deleted_at = NULL, delete_reason = NULL, updated_at = ? "
+                       "WHERE doc_id = ?", (status, _now(), doc_id))
+        self.set_paths(doc_id, paths, primary)
+
+    def forget(self, doc_id: str, reason: str, report: dict[str, Any]) -> None:
+        """Erase the document's row down to a contentless tombstone (id, when, why), drop its
+        paths and its entries in every batch summary, log the erasure; freed pages are
+        overwritten (secure_delete) and the file is vacuumed, so no old bytes remain."""
+        now = _now()
+        with self._connect() as db:
+            db.execute("PRAGMA secure_delete = ON")
+            db.execute("DELETE FROM document_paths WHERE doc_id = ?", (doc_id,))
+            db.execute("UPDATE documents SET source_path = '', sha256 = NULL, status = 'forgotten', lang = NULL, "
+                       "lang_confidence = NULL, pages = NULL, extraction = NULL, chunks = 0, "
+                       "quarantine_reason = NULL, quarantine_detail = NULL, deleted_at = ?, delete_reason = ?, "
+                       "updated_at = ? WHERE doc_id = ?", (now, reason, now, doc_id))
+            for row in db.execute("SELECT batch_id, summary FROM batches WHERE summary LIKE ?",
+                                  (f"%{doc_id}%",)).fetchall():
+                summary = json.loads(row["summary"])
+                summary["documents"] = [d for d in summary.get("documents", []) if d.get("doc_id") != doc_id]
+                db.execute("UPDATE batches SET summary = ? WHERE batch_id = ?",
+                           (json.dumps(summary, ensure_ascii=False), row["batch_id"]))
+            db.execute("INSERT INTO erasures (doc_id, reason, at, report) VALUES (?, ?, ?, ?)",
+                       (doc_id, reason, now, json.dumps(report, ensure_ascii=False)))
+        with self._connect() as db:
+            db.isolation_level = None  # VACUUM cannot run inside a transaction
+            db.execute("VACUUM")
+
+    def erasures(self) -> list[dict[str, Any]]:
+        with self._connect() as db:
+            rows = db.execute("SELECT * FROM erasures ORDER BY at").fetchall()
+        return [{**dict(r), "report": json.loads(r["report"])} for r in rows]
 
     def documents(self) -> list[DocumentRow]:
         with self._connect() as db:

@@ -12,6 +12,8 @@ from pipeline import pipeline_version
 from pipeline.config import Settings
 from pipeline.workspace import Workspace
 
+BATCH_ARTIFACTS = ("summary.json", "qa_report.json")  # a batch's files each batch run holds
+
 
 def configure_mlflow(settings: Settings):
     """Point MLflow at the configured store and return a client."""
@@ -46,6 +48,24 @@ def log_batch(batch_id: str, summary: dict[str, Any], ws: Workspace, settings: S
                            **{f"alignment_version.{lang}": v for lang, v in summary["alignment_versions"].items()}})
         mlflow.log_metrics({k: float(summary[k] or 0) for k in ("processed", "loaded", "quarantined", "chunks",
                                                                  "skipped_unchanged")})
-        for name in ("summary.json", "qa_report.json"):
+        for name in BATCH_ARTIFACTS:
             if ws.batch_file(name).exists():
                 mlflow.log_artifact(str(ws.batch_file(name)), artifact_path="batch")
+
+
+def relog_batch_artifacts(settings: Settings, batch_ids: list[str]) -> int:
+    """Log the batches' summary and QA report again over the copies their runs hold (after an
+    erasure rewrote them); returns the runs rewritten."""
+    if not batch_ids:
+        return 0
+    client = configure_mlflow(settings)
+    experiment = client.get_experiment_by_name(settings.mlflow.experiment)
+    rewritten = 0
+    for batch_id in batch_ids:
+        ws = Workspace(settings, batch_id)
+        for run in client.search_runs([experiment.experiment_id], f"tags.`rosetta.batch_id` = '{batch_id}'"):
+            for name in BATCH_ARTIFACTS:
+                if ws.batch_file(name).exists():
+                    client.log_artifact(run.info.run_id, str(ws.batch_file(name)), artifact_path="batch")
+            rewritten += 1
+    return rewritten

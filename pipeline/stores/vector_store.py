@@ -6,6 +6,7 @@ make a batch all-or-nothing (docs/decisions.md section 3).
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import socket
 from concurrent.futures import ThreadPoolExecutor
@@ -281,6 +282,60 @@ def iterate_objects(collection, doc_ids: list[str] | None = None, include_vector
         if len(page.objects) < page_size:
             return
         after, offset = page.objects[-1].uuid, offset + page_size
+
+
+def set_source_path(collection, doc_id: str, old_path: str, new_path: str, settings: Settings) -> int:
+    """A moved document: its chunks at ``old_path`` get ``new_path``, rewritten in place (same
+    uuids and vectors, nothing re-embedded); idempotent. Returns the chunks rewritten."""
+    if old_path == new_path:
+        return 0
+    moved = [(u, {**p, "source_path": new_path}, v) for u, p, v in iterate_objects(collection, [doc_id])
+             if p["doc_id"] == doc_id and p["source_path"] == old_path]  # the filter matches tokens only
+    insert_objects(collection, moved, settings)
+    return len(moved)
+
+
+def staging_collections(client: weaviate.WeaviateClient, settings: Settings) -> list[str]:
+    """The staging collections that exist (a batch's lives from its load to its promotion)."""
+    prefix = f"{settings.weaviate.collection}Staging_"
+    return sorted(name for name in client.collections.list_all(simple=True) if name.startswith(prefix))
+
+
+def delete_document(collection, doc_id: str) -> int:
+    """Delete every object of one document; returns how many there were."""
+    uuids = [u for u, p, _ in iterate_objects(collection, [doc_id], include_vector=False) if p["doc_id"] == doc_id]
+    delete_uuids(collection, uuids)
+    return len(uuids)
+
+
+def rewrite_collection(client: weaviate.WeaviateClient, settings: Settings, name: str, journal: Path) -> int:
+    """Copy a collection's objects (uuids, properties, vectors) into a fresh collection, drop the
+    old one, and copy them back under the old name; returns the objects kept.
+
+    Weaviate keeps a deleted object's bytes in older LSM segments and the write-ahead log until
+    compaction; dropping the collection removes its files, so afterwards no bytes of deleted
+    objects remain. ``journal`` records that the copy is complete, so a crash at any point is
+    finished by a retry (a copy without a journal entry is incomplete and made again).
+    """
+    copy = f"{name}Rewrite"
+    state = json.loads(journal.read_text()) if journal.exists() else {}
+    if state.get("copied") == copy and not client.collections.exists(copy):
+        journal.unlink()  # the previous attempt finished all but this
+        return client.collections.get(name).aggregate.over_all(total_count=True).total_count
+    if state.get("copied") != copy:
+        if client.collections.exists(copy):
+            client.collections.delete(copy)
+        objects = list(iterate_objects(client.collections.get(name)))
+        insert_objects(ensure_collection(client, settings, copy), objects, settings)
+        journal.parent.mkdir(parents=True, exist_ok=True)
+        journal.write_text(json.dumps({"collection": name, "copied": copy, "objects": len(objects)}))
+    kept = list(iterate_objects(client.collections.get(copy)))
+    if client.collections.exists(name):
+        client.collections.delete(name)
+    insert_objects(ensure_collection(client, settings, name), kept, settings)
+    client.collections.delete(copy)
+    journal.unlink()
+    return len(kept)
 
 
 def batch_filter(batch_id: str):

@@ -1,0 +1,188 @@
+"""Corpus sync against the real corpus_refresh DAG (dag.test), the real embedded Weaviate and a
+real MLflow store: a moved folder keeps every chunk (same uuids, nothing re-embedded), a copy
+is the same document, a deleted file's chunks leave at the next refresh and come back exactly
+when that batch is rolled back, explicit paths delete nothing outside them, and the valve
+stops a refresh where most files vanished.
+
+The documents are real texts (tests/golden: GDPR, MPL, DSGVO, LOPDGDD, SCC), cut to their
+first pages to keep the DAG runs short.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline.batch.lifecycle import roll_back
+from pipeline.contracts import BatchManifest
+from pipeline.embedding.embedders import UniversalSentenceEncoder
+from pipeline.stores import vector_store
+from pipeline.stores.document_registry import DocumentRegistry
+from pipeline.workspace import Workspace
+
+from conftest import text_pdf
+
+GOLDEN = Path(__file__).parent / "golden"
+LAYOUT = {"contracts/en-mpl.pdf": "en-mpl", "contracts/en-scc.pdf": "en-scc", "laws/de-dsgvo.pdf": "de-dsgvo",
+          "laws/es-lopdgdd.pdf": "es-lopdgdd", "misc/en-gdpr.pdf": "en-gdpr"}
+
+
+def live(client, settings) -> dict[str, tuple[dict, list[float]]]:
+    if not client.collections.exists(settings.weaviate.collection):
+        return {}
+    return {u: (p, v) for u, p, v in vector_store.iterate_objects(client.collections.get(settings.weaviate.collection))}
+
+
+def refresh(settings, **conf) -> tuple[str, str]:
+    from rosetta_airflow.runner import run_dag
+
+    return run_dag("corpus_refresh", {"paths": [], "force": False, **conf}, settings)
+
+
+@pytest.fixture(scope="module")
+def embed_calls():
+    """Every call of the embedder in this process (dag.test runs the tasks here)."""
+    calls: list[int] = []
+    original = UniversalSentenceEncoder.encode
+
+    def counting(self, texts):
+        calls.append(len(texts))
+        return original(self, texts)
+
+    UniversalSentenceEncoder.encode = counting
+    yield calls
+    UniversalSentenceEncoder.encode = original
+
+
+@pytest.fixture(scope="module")
+def corpus(settings, weaviate_server, embed_calls):
+    source = settings.source_dir
+    shutil.rmtree(source, ignore_errors=True)
+    for relative, golden in LAYOUT.items():
+        (source / relative).parent.mkdir(parents=True, exist_ok=True)
+        text_pdf((GOLDEN / f"{golden}.txt").read_text(encoding="utf-8")[:2500], source / relative)
+    run_id, state = refresh(settings)
+    assert state == "success"
+    assert embed_calls, "the embedder was not called in this process: the move test could not count calls"
+    return source
+
+
+def registry(settings) -> DocumentRegistry:
+    return DocumentRegistry(settings.document_registry_path)
+
+
+def doc_of(settings, path: Path) -> str:
+    return registry(settings).find_by_path(str(path.resolve())).doc_id
+
+
+def test_moving_a_folder_keeps_every_chunk_and_embeds_nothing(corpus, settings, weaviate_server, embed_calls):
+    moved_ids = {doc_of(settings, corpus / "contracts" / n) for n in ("en-mpl.pdf", "en-scc.pdf")}
+    before = live(weaviate_server, settings)
+    calls = len(embed_calls)
+    shutil.move(corpus / "contracts", corpus / "agreements")
+    run_id, state = refresh(settings)
+    assert state == "success"
+    after = live(weaviate_server, settings)
+    assert len(embed_calls) == calls  # nothing re-embedded
+    assert after.keys() == before.keys() and len(after) == len(before)
+    for uuid, (props, vector) in after.items():
+        old_props, old_vector = before[uuid]
+        assert vector == old_vector
+        assert {k: v for k, v in props.items() if k != "source_path"} == \
+               {k: v for k, v in old_props.items() if k != "source_path"}
+        if props["doc_id"] in moved_ids:
+            assert props["source_path"] == old_props["source_path"].replace("/contracts/", "/agreements/")
+        else:
+            assert props["source_path"] == old_props["source_path"]
+    manifest = Workspace(settings, run_id).read_manifest()
+    assert manifest.documents == [] and {m.doc_id for m in manifest.moved} == moved_ids
+    for doc_id in moved_ids:
+        assert all("/agreements/" in p for p in registry(settings).paths(doc_id))
+    assert registry(settings).batch(run_id).status == "promoted"
+
+
+def test_the_same_file_at_two_paths_is_one_document(corpus, settings, weaviate_server):
+    before = live(weaviate_server, settings)
+    shutil.copy(corpus / "laws" / "de-dsgvo.pdf", corpus / "misc" / "dsgvo-copy.pdf")
+    run_id, state = refresh(settings)
+    assert state == "success"
+    assert live(weaviate_server, settings).keys() == before.keys()
+    doc_id = doc_of(settings, corpus / "laws" / "de-dsgvo.pdf")
+    assert doc_of(settings, corpus / "misc" / "dsgvo-copy.pdf") == doc_id
+    out = subprocess.run([sys.executable, "-m", "pipeline.cli.main", "status", "--json"], capture_output=True,
+                         text=True, env=os.environ.copy(), check=True).stdout
+    documents = {d["doc_id"]: d for d in json.loads(out)["documents"]}
+    assert len(documents) == len(LAYOUT)
+    assert documents[doc_id]["paths"] == sorted(str(p.resolve()) for p in
+                                                (corpus / "laws" / "de-dsgvo.pdf", corpus / "misc" / "dsgvo-copy.pdf"))
+    assert documents[doc_id]["status"] == "loaded" and documents[doc_id]["chunks"] > 0
+    assert documents[doc_id]["sha256"] and documents[doc_id]["last_batch"]
+
+
+def test_a_deleted_file_leaves_at_the_next_refresh_and_rollback_restores_it(corpus, settings, weaviate_server):
+    gone = corpus / "agreements" / "en-scc.pdf"
+    doc_id = doc_of(settings, gone)
+    before = live(weaviate_server, settings)
+    gone.unlink()
+    run_id, state = refresh(settings)
+    assert state == "success"
+    after = live(weaviate_server, settings)
+    removed = {u for u, (p, _) in before.items() if p["doc_id"] == doc_id}
+    assert removed and after.keys() == before.keys() - removed
+    row = registry(settings).get(doc_id)
+    assert (row.status, row.chunks, row.delete_reason) == ("deleted", 0, "source file gone")
+    assert row.sha256 and row.deleted_at and registry(settings).paths(doc_id) == []
+
+    journal = roll_back(run_id, "the file was removed by mistake", settings)
+    assert journal["restored"] == len(removed)
+    restored = live(weaviate_server, settings)
+    assert restored.keys() == before.keys()
+    for uuid, (props, vector) in before.items():
+        assert restored[uuid] == (props, vector)  # uuids, properties and vectors equal
+    row = registry(settings).get(doc_id)
+    assert row.status == "loaded" and registry(settings).paths(doc_id) == [str(gone.resolve())]
+
+
+def test_explicit_paths_delete_nothing_outside_them(corpus, settings, weaviate_server):
+    outside = doc_of(settings, corpus / "laws" / "es-lopdgdd.pdf")
+    aside = corpus.parent / "es-lopdgdd.pdf"
+    shutil.move(corpus / "laws" / "es-lopdgdd.pdf", aside)
+    inbox = corpus / "inbox"
+    inbox.mkdir()
+    shutil.copy(corpus / "misc" / "en-gdpr.pdf", inbox / "gdpr-again.pdf")
+    run_id, state = refresh(settings, paths=[str(inbox)])
+    assert state == "success"
+    assert registry(settings).get(outside).status == "loaded"
+    assert any(p["doc_id"] == outside for p, _ in live(weaviate_server, settings).values())
+    manifest = Workspace(settings, run_id).read_manifest()
+    assert manifest.deleted == [] and manifest.documents == []  # the inbox file is a copy: an alias
+    shutil.move(aside, corpus / "laws" / "es-lopdgdd.pdf")
+    shutil.rmtree(inbox)
+
+
+def test_the_valve_stops_a_refresh_where_most_files_vanished(corpus, settings, weaviate_server):
+    before = live(weaviate_server, settings)
+    statuses = {d.doc_id: d.status for d in registry(settings).documents()}
+    unmounted = corpus.parent / "unmounted"
+    shutil.move(corpus, unmounted)
+    corpus.mkdir()  # the mount point is still there, empty
+    run_id, state = refresh(settings)
+    assert state == "failed"
+    batch = registry(settings).batch(run_id)
+    assert batch.status == "stopped" and "max_deleted_fraction" in batch.summary["reason"]
+    assert live(weaviate_server, settings).keys() == before.keys()
+    assert {d.doc_id: d.status for d in registry(settings).documents()} == statuses
+
+    run_id, state = refresh(settings, allow_mass_deletion=True)
+    assert state == "success"
+    manifest: BatchManifest = Workspace(settings, run_id).read_manifest()
+    assert len(manifest.deleted) == sum(s == "loaded" for s in statuses.values())
+    assert live(weaviate_server, settings) == {}
+    corpus.rmdir()
+    shutil.move(unmounted, corpus)
