@@ -11,7 +11,8 @@ and anchor; its translations pair mechanically.
   paragraphs after the heading, up to ``PASSAGE_CHARS`` (CJK: a third), the heading left
   out, so a heading query must find the body. Five translations of one passage sit in the
   pool side by side, and the guide's many look-alike sections (booting from USB, CD, the
-  network; per-firmware variants) are its near-duplicates;
+  network; per-firmware variants) are its near-duplicates; each passage keeps its heading
+  (``heading``), as a chunk keeps its ``heading_path``;
 * **queries**, short, in all five languages: the section heading without its number
   (``heading``) and the first sentence of the body (``first_sentence``); a query holding a
   Latin acronym that occurs in at least three sections of the pool (USB, BIOS, DHCP...) is
@@ -142,6 +143,7 @@ def build(deb: Path) -> dict:
             section = by_lang[lang].get(key)
             if section and section["paragraphs"] and (lang == "en" or section["paragraphs"] != english[key]["paragraphs"]):
                 passages.append({"id": f"{key}:{lang}", "section": key, "lang": lang,
+                                 "heading": NUMBER.sub("", section["heading"]).strip(),
                                  "text": passage(section["paragraphs"], lang)})
     acronym_sections: dict[str, set[str]] = defaultdict(set)
     for p in passages:
