@@ -32,7 +32,7 @@ from pipeline.alignment.maps import load_production_map
 from pipeline.config import Settings
 from pipeline.embedding.embedders import Embedder, embedder_id, get_embedder
 from pipeline.retrieval.fusion import Candidate, FusionParams, Group
-from pipeline.retrieval.retriever import Retriever, fusion_params
+from pipeline.retrieval.retriever import Retriever, fusion_params, top_similarity
 from pipeline.stores import vector_store
 
 MODES = ("vector", "hybrid")
@@ -137,7 +137,7 @@ def score_runs(runs: list[QueryRun], retriever: Retriever, params: FusionParams,
         refused: dict[str, list[bool]] = defaultdict(list)
         for run in runs:
             groups = retriever.rank(leg(run.candidates, mode), run.query_lang, params)
-            answered = bool(groups) and groups[0].score >= bar
+            answered = bool(groups) and top_similarity(groups) >= bar
             q = run.query
             keys = ["all", f"lang:{q['lang']}", f"type:{q['type']}"] + (["type:acronym"] if q["acronym"] else [])
             for key in keys:

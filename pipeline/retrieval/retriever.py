@@ -6,7 +6,7 @@ embeds the query and maps it with that language's production alignment map (the 
 language's chunks were mapped), asks Weaviate for the nearest chunks in any language and
 for BM25 hits over the chunks in the query's language only, fuses and groups them
 (pipeline/retrieval/fusion.py), and answers "no passage found" when the best score is below
-``retrieval.no_answer_below``.
+``retrieval.no_answer_below`` (on vector similarity: the lexical leg orders, never answers).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ class SearchResult:
     query: str
     query_lang: str
     groups: list[Group]  # best first; empty when not answered
-    answered: bool  # False: the best score is below the bar, "no passage found"
-    best_score: float
+    answered: bool  # False: the best hit's vector similarity is below the bar, "no passage found"
+    best_score: float  # that similarity
 
     def as_dict(self) -> dict[str, Any]:
         def chunk(c: Candidate) -> dict[str, Any]:
@@ -52,6 +52,12 @@ class SearchResult:
 def fusion_params(settings: Settings) -> FusionParams:
     r = settings.retrieval
     return FusionParams(r.lexical_weight, r.lexical_rank_offset, r.group_similarity)
+
+
+def top_similarity(groups: list[Group]) -> float:
+    """What the bar reads: the best hit's vector similarity to the query (its closest member).
+    Not the fused score: a lexical match on common words must not make an answer of nothing."""
+    return max(c.similarity for c in groups[0].members) if groups else 0.0
 
 
 def min_match(query: str, tokenization: str, wanted: int) -> int:
@@ -120,7 +126,7 @@ class Retriever:
         query_lang = self.query_language(query)
         vector = self.query_vector(query, query_lang)
         groups = self.rank(self.candidates(query, query_lang, vector, mode, lang), query_lang, limit=limit)
-        best = groups[0].score if groups else 0.0
+        best = top_similarity(groups)
         answered = best >= self.settings.retrieval.no_answer_below
         return SearchResult(query=query, query_lang=query_lang, groups=groups[:limit] if answered else [],
                             answered=answered, best_score=best)
