@@ -201,12 +201,14 @@ def test_unreachable_weaviate_is_retried_by_airflow_and_batch_not_done(settings,
 
 
 def _start_server(binary: Path, data: Path, http_port: int, grpc_port: int, ports: list[int]) -> subprocess.Popen:
+    from pipeline.config import get_settings
+
     env = {**os.environ, "PERSISTENCE_DATA_PATH": str(data), "AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED": "true",
            "GRPC_PORT": str(grpc_port), "CLUSTER_HOSTNAME": "fault-node", "CLUSTER_IN_LOCALHOST": "true",
            "CLUSTER_GOSSIP_BIND_PORT": str(ports[0]), "CLUSTER_DATA_BIND_PORT": str(ports[1]),
            "RAFT_PORT": str(ports[2]), "RAFT_INTERNAL_RPC_PORT": str(ports[2] + 1), "PROFILING_PORT": str(ports[3]),
            "RAFT_BOOTSTRAP_EXPECT": "1", "RAFT_JOIN": f"fault-node:{ports[2]}", "LOG_LEVEL": "error",
-           "DISABLE_TELEMETRY": "true", "ENABLE_MODULES": ""}
+           "DISABLE_TELEMETRY": "true", "ENABLE_MODULES": "", **store.tokenizer_env(get_settings())}
     process = subprocess.Popen([str(binary), "--host", "127.0.0.1", "--port", str(http_port), "--scheme", "http"],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     import urllib.request

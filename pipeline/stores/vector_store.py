@@ -115,14 +115,19 @@ def embedded_binary_path(settings: Settings) -> Path:
     return embedded_binary_dir(settings) / f"weaviate-v{version}-{digest}"
 
 
+def tokenizer_env(settings: Settings) -> dict[str, str]:
+    """What a Weaviate server's environment needs for the language table's tokenizers."""
+    return {f"ENABLE_TOKENIZER_{entry.tokenization.upper()}": "true" for entry in settings.languages.values()
+            if entry.tokenization not in PLAIN_TOKENIZATIONS}
+
+
 def _embedded_env(settings: Settings) -> dict[str, str]:
     return {
         "LOG_LEVEL": "error",
         "DISABLE_TELEMETRY": "true",
         "ENABLE_MODULES": "",
         "PERSISTENCE_DATA_PATH": str(settings.weaviate_data_path),
-        **{f"ENABLE_TOKENIZER_{entry.tokenization.upper()}": "true" for entry in settings.languages.values()
-           if entry.tokenization not in PLAIN_TOKENIZATIONS},
+        **tokenizer_env(settings),
     }
 
 
