@@ -22,9 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.config import get_settings  # noqa: E402
-from pipeline.embedding.embedders import EMBEDDERS, get_embedder  # noqa: E402
-from pipeline.retrieval.evaluation import cross_lingual, golden_path  # noqa: E402
+from pipeline.config import get_settings
+from pipeline.embedding.embedders import EMBEDDERS, get_embedder
+from pipeline.retrieval.evaluation import cross_lingual, golden_path
 
 
 def main() -> int:

@@ -47,12 +47,17 @@ def export(commit: str, into: Path) -> Path:
     return into
 
 
-def ingest(tree: Path, corpus: Path, scratch: Path) -> float:
-    data = scratch / "data"
-    source = scratch / "source"
+def copy_guides(corpus: Path, source: Path) -> Path:
+    """The sample corpus's born-digital maint-guide PDFs, one folder per language."""
     for lang in LANGS:
         (source / lang).mkdir(parents=True)
         shutil.copy(corpus / lang / "maint-guide.pdf", source / lang / "maint-guide.pdf")
+    return source
+
+
+def ingest(tree: Path, corpus: Path, scratch: Path) -> float:
+    data = scratch / "data"
+    source = copy_guides(corpus, scratch / "source")
     env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'plugins'}", "ROSETTA_HOME": str(tree),
            "ROSETTA__DATA_ROOT": str(data), "ROSETTA__SOURCE_DIR": str(source),
            "ROSETTA__WEAVIATE__HTTP_PORT": str(free_port()), "ROSETTA__WEAVIATE__GRPC_PORT": str(free_port()),
@@ -60,7 +65,7 @@ def ingest(tree: Path, corpus: Path, scratch: Path) -> float:
            "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(scratch / "airflow-logs"), "MLFLOW_DISABLE_TELEMETRY": "true"}
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "pipeline.cli.main", "ingest", str(source)], cwd=tree, env=env,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)  # a failure is reported with its output
     seconds = time.monotonic() - started
     if done.returncode != 0:
         raise SystemExit(f"ingest in {tree} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")

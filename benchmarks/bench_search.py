@@ -18,23 +18,16 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from bench_ingest import copy_guides, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-LANGS = ("en", "de", "es", "ja", "zh")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def main() -> int:
@@ -57,10 +50,7 @@ def main() -> int:
     settings = get_settings()
     with vector_store.connect(settings) as client:
         if not client.collections.exists(settings.weaviate.collection):
-            source = scratch / "source"
-            for lang in LANGS:
-                (source / lang).mkdir(parents=True)
-                shutil.copy(ROOT / "samples" / "corpus" / lang / "maint-guide.pdf", source / lang / "maint-guide.pdf")
+            source = copy_guides(ROOT / "samples" / "corpus", scratch / "source")
             run_id, state = run_dag("corpus_refresh", {"paths": [str(source)], "force": False}, settings)
             print(f"ingested the sample corpus: {run_id} {state}")
         chunks = len(vector_store.live_collection(client, settings))

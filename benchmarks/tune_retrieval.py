@@ -26,12 +26,19 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.config import get_settings  # noqa: E402
-from pipeline.embedding.embedders import get_embedder  # noqa: E402
-from pipeline.retrieval.evaluation import QueryRun, encode_cached, golden_path, leg, load_pool, section_rank  # noqa: E402
-from pipeline.retrieval.fusion import FusionParams  # noqa: E402
-from pipeline.retrieval.retriever import Retriever  # noqa: E402
-from pipeline.stores import vector_store  # noqa: E402
+from pipeline.config import get_settings
+from pipeline.embedding.embedders import get_embedder
+from pipeline.retrieval.evaluation import (
+    QueryRun,
+    encode_cached,
+    golden_path,
+    leg,
+    load_pool,
+    section_rank,
+)
+from pipeline.retrieval.fusion import FusionParams
+from pipeline.retrieval.retriever import Retriever
+from pipeline.stores import vector_store
 
 WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
 OFFSETS = (1, 3)

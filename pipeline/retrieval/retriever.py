@@ -21,7 +21,13 @@ from weaviate.classes.query import BM25Operator, Filter, MetadataQuery
 from pipeline.alignment.maps import AlignmentMap, load_production_map
 from pipeline.config import Settings
 from pipeline.embedding.embedders import get_embedder
-from pipeline.retrieval.fusion import Candidate, FusionParams, Group, fuse, group_translations
+from pipeline.retrieval.fusion import (
+    Candidate,
+    FusionParams,
+    Group,
+    fuse,
+    group_translations,
+)
 from pipeline.stores import vector_store
 from pipeline.text.langid import detect_block
 
