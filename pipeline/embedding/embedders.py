@@ -40,6 +40,9 @@ class UniversalSentenceEncoder:
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        # One text (a search query) encodes in 2 ms on one BLAS thread, 14-175 ms on two busy
+        # cores (docs/benchmarks.md, search latency); batches keep both threads.
+        self._model._model.threads = 1 if len(texts) == 1 else 2
         parts = [self._model.encode(texts[i:i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
         vectors = np.vstack(parts).astype(np.float32)
         return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
