@@ -41,6 +41,7 @@ class LanguageEntry(_Section):
     tesseract_vertical: str | None = None
     tesseract_vertical_traditional: str | None = None  # Chinese: the model for traditional forms
     chunk_chars: int
+    tokenization: str = "word"  # Weaviate tokenizer of the language's lexical property (text_<lang>)
 
 
 class LanguageConfig(_Section):
@@ -85,6 +86,18 @@ class ChunkingConfig(_Section):
 class EmbeddingConfig(_Section):
     model: str
     batch_size: int
+
+
+class RetrievalConfig(_Section):
+    vector_candidates: int
+    lexical_candidates: int
+    lexical_weight: float
+    lexical_rank_offset: int
+    lexical_min_match: int
+    group_similarity: float
+    no_answer_below: float
+    golden_set: str
+    golden_sha256: str
 
 
 class AlignmentConfig(_Section):
@@ -209,6 +222,7 @@ class Settings(_Section):
     cleaning: CleaningConfig
     chunking: ChunkingConfig
     embedding: EmbeddingConfig
+    retrieval: RetrievalConfig
     alignment: AlignmentConfig
     anchors: AnchorsConfig
     weaviate: WeaviateConfig

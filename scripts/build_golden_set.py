@@ -68,16 +68,17 @@ def paragraphs(page: Path) -> dict[str, str]:
     return found
 
 
-def fetch_deb(cache: Path) -> Path:
+def fetch_deb(cache: Path, package: str = PACKAGE, version: str = VERSION, sha256: str = DEB_SHA256) -> Path:
+    """The pinned .deb from the cache, else ``apt-get download``; refused unless its sha256 matches."""
     cache.mkdir(parents=True, exist_ok=True)
-    pattern = f"{PACKAGE}_{VERSION}_*.deb"
+    pattern = f"{package}_{version.split(':')[-1]}_*.deb"
     found = sorted(cache.glob(pattern))
     if not found:
-        subprocess.run(["apt-get", "download", f"{PACKAGE}={VERSION}"], cwd=cache, check=True, capture_output=True)
+        subprocess.run(["apt-get", "download", f"{package}={version}"], cwd=cache, check=True, capture_output=True)
         found = sorted(cache.glob(pattern))
     digest = hashlib.sha256(found[0].read_bytes()).hexdigest()
-    if digest != DEB_SHA256:
-        raise SystemExit(f"sha256 mismatch for {found[0]}: expected {DEB_SHA256}, got {digest}")
+    if digest != sha256:
+        raise SystemExit(f"sha256 mismatch for {found[0]}: expected {sha256}, got {digest}")
     return found[0]
 
 

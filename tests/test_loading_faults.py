@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import threading
 import time
@@ -19,15 +18,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import text_pdf
 
 from pipeline.batch import discovery, review, runner
+from pipeline.contracts import DocRef
 from pipeline.publish import load, promote, qa
 from pipeline.stores import vector_store as store
-from pipeline.contracts import DocRef
 from pipeline.stores.document_registry import DocumentRegistry
 from pipeline.workspace import Workspace
-
-from conftest import text_pdf
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GOLDEN = Path(__file__).parent / "golden"
@@ -181,8 +179,9 @@ def test_unreachable_weaviate_fails_clearly(settings, monkeypatch, en_pages):
 
 def test_unreachable_weaviate_is_retried_by_airflow_and_batch_not_done(settings, monkeypatch, source_dir):
     """Through the DAG: load fails on every try, Airflow retries it, the batch stays undone."""
-    from pipeline.config import get_settings
     from rosetta_airflow.runner import run_dag
+
+    from pipeline.config import get_settings
 
     # content no other test here loads: the same content would be the same document (an alias)
     text_pdf((GOLDEN / "en-mpl.txt").read_text(encoding="utf-8")[:2000], source_dir / "unreachable.pdf")
@@ -206,7 +205,7 @@ def test_unreachable_weaviate_is_retried_by_airflow_and_batch_not_done(settings,
 
 def _start_server(settings, binary: Path, data: Path, http_port: int, grpc_port: int,
                   ports: list[int]) -> subprocess.Popen:
-    """The server as embedded mode configures it (API key, loopback), on ports of its own."""
+    """The server as embedded mode configures it (API key, loopback, tokenizers), on ports of its own."""
     env = {**os.environ, **store.embedded_environment(settings), "PERSISTENCE_DATA_PATH": str(data),
            "GRPC_PORT": str(grpc_port), "CLUSTER_HOSTNAME": "fault-node", "CLUSTER_IN_LOCALHOST": "true",
            "CLUSTER_GOSSIP_BIND_PORT": str(ports[0]), "CLUSTER_DATA_BIND_PORT": str(ports[1]),

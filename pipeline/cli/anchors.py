@@ -15,18 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.cli.tables import table as _table
 from pipeline.config import get_settings
-
-
-def _table(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> str:
-    def cell(row: dict[str, Any], key: str) -> str:
-        value = row.get(key)
-        return "-" if value is None else str(value)
-
-    widths = [max([len(title)] + [len(cell(r, key)) for r in rows]) for key, title in columns]
-    lines = ["  ".join(title.ljust(w) for (_, title), w in zip(columns, widths)), "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(cell(r, key).ljust(w) for (key, _), w in zip(columns, widths)) for r in rows]
-    return "\n".join(lines)
 
 
 def _languages(settings, arg: str | None) -> list[str]:
@@ -183,8 +173,13 @@ def cmd_embed(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    """The five-language retrieval set (the default) goes to pipeline/cli/retrieval.py; an
+    alignment golden set (English pool, e.g. gnome-help.json) is reported raw vs aligned."""
     from pipeline.alignment.evaluation import evaluate_golden
+    from pipeline.cli import retrieval
 
+    if not args.golden or "shared_acronyms" in json.loads(Path(args.golden).read_text(encoding="utf-8")):
+        return retrieval.cmd_eval(args)
     settings = get_settings()
     versions = dict(v.split("=", 1) for v in args.version or [])
     result = evaluate_golden(settings, Path(args.golden) if args.golden else None, args.embedder, versions)
@@ -247,8 +242,11 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, help="output .npy file")
     p.set_defaults(func=cmd_embed)
 
-    p = subparsers.add_parser("eval", help="cross-lingual retrieval on the golden set, raw vs aligned")
-    p.add_argument("--golden", help="golden set JSON (default: anchors.golden_set in config)")
+    p = subparsers.add_parser("eval", help="retrieval on the five-language golden set (or raw vs aligned on an "
+                                           "alignment golden set)")
+    p.add_argument("--golden", help="golden set JSON (default: retrieval.golden_set in config; "
+                                    "benchmarks/golden/gnome-help.json: the alignment regression check)")
+    p.add_argument("--split", choices=["dev", "test", "all"], default="test", help="retrieval set: queries of this split")
     p.add_argument("--embedder", action="append", help="embedder name (repeat; default: the configured one)")
     p.add_argument("--version", action="append", metavar="LANG=VERSION",
                    help="evaluate this map version instead of production (repeat per language)")

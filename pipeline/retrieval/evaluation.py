@@ -1,0 +1,201 @@
+"""Retrieval on the five-language golden set (scripts/build_retrieval_golden.py), against the
+real Weaviate: the set's pool is loaded into its own collection, then every query of a split
+goes through the retriever exactly as ``rosetta search`` runs it.
+
+Reported per embedder, per query language and per query type (heading, first sentence,
+with a shared acronym): hit@1, hit@5 and MRR@10 of the vector leg alone and of the hybrid
+retriever (a hit: the passage shown belongs to the query's section; translations collapsed
+into one hit count once), the share of answerable queries the bar lets through
+(``served``: hit@5 counting a refused answerable query as a miss), the share of no-answer
+traps refused, the time per query, and cross-lingual retrieval of the raw embedder
+vectors: de/es/zh/ja queries against the English passages alone (what ``rosetta embed``
+vectors give a caller who searches by vector).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from weaviate.util import generate_uuid5
+
+from pipeline.alignment.anchor_sets import resolve_path
+from pipeline.alignment.maps import load_production_map
+from pipeline.config import Settings
+from pipeline.embedding.embedders import Embedder, embedder_id, get_embedder
+from pipeline.retrieval.fusion import Candidate, FusionParams, Group
+from pipeline.retrieval.retriever import Retriever, fusion_params, top_similarity
+from pipeline.stores import vector_store
+
+MODES = ("vector", "hybrid")
+
+
+@dataclass
+class QueryRun:
+    """One query's legs, kept so that fusion settings can be re-ranked without Weaviate."""
+
+    query: dict[str, Any]
+    query_lang: str
+    candidates: list[Candidate]
+    seconds: float  # detect + embed + both legs + fusion + groups
+
+
+def golden_path(settings: Settings) -> Path:
+    return resolve_path(settings.retrieval.golden_set)
+
+
+def encode_cached(settings: Settings, embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """Raw vectors of ``texts``, cached under data_root by embedder and the texts' sha256."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", embedder_id(embedder))
+    key = hashlib.sha256("\n\x00".join(texts).encode("utf-8")).hexdigest()[:16]
+    cache = settings.data_root / "eval-cache" / safe / f"{key}.npy"
+    if cache.exists():
+        return np.load(cache)
+    vectors = embedder.encode(texts)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=cache.parent, suffix=".npy", delete=False) as tmp:
+        np.save(tmp, vectors)
+    Path(tmp.name).replace(cache)
+    return vectors
+
+
+def aligned(settings: Settings, embedder: Embedder, vectors: np.ndarray, langs: list[str]) -> np.ndarray:
+    """Each row mapped by its language's production map (identity for another embedder's map)."""
+    out = vectors.copy()
+    for lang in set(langs):
+        rows = [i for i, lang_i in enumerate(langs) if lang_i == lang]
+        alignment = load_production_map(settings, lang)
+        if alignment.embedder is None or alignment.embedder.split("@")[0] == embedder.name:
+            out[rows] = alignment.apply(vectors[rows])
+    return out
+
+
+def load_pool(client, settings: Settings, golden: dict[str, Any], sha256: str, embedder: Embedder) -> str:
+    """The golden pool in its own collection (made once per set and embedder); its name."""
+    name = f"{settings.weaviate.collection}Eval_{hashlib.sha1(f'{sha256}|{embedder_id(embedder)}'.encode()).hexdigest()[:12]}"
+    passages = golden["passages"]
+    if client.collections.exists(name):
+        if len(client.collections.get(name)) == len(passages):
+            return name
+        client.collections.delete(name)
+    langs = [p["lang"] for p in passages]
+    vectors = aligned(settings, embedder, encode_cached(settings, embedder, [p["text"] for p in passages]), langs)
+    objects = [(str(generate_uuid5(p["id"])), {"text": p["text"], "lang": p["lang"], "doc_id": f"{golden['name']}-{p['lang']}",
+                                              "chunk_id": p["id"], "source_path": p["section"],
+                                              "heading_path": [p["heading"]]}, v.tolist())
+               for p, v in zip(passages, vectors)]
+    vector_store.insert_objects(vector_store.ensure_collection(client, settings, name), objects, settings)
+    return name
+
+
+def run_queries(retriever: Retriever, queries: list[dict[str, Any]]) -> Iterator[QueryRun]:
+    for q in queries:
+        started = time.perf_counter()
+        lang = retriever.query_language(q["text"])
+        candidates = retriever.candidates(q["text"], lang, retriever.query_vector(q["text"], lang))
+        retriever.rank([*candidates], lang)
+        yield QueryRun(q, lang, candidates, time.perf_counter() - started)
+
+
+def leg(candidates: list[Candidate], mode: str) -> list[Candidate]:
+    """The candidates a mode ranks: vector-only drops the lexical leg's hits and bonus."""
+    if mode == "hybrid":
+        return candidates
+    return [Candidate(c.uuid, c.properties, c.vector, c.similarity, c.vector_rank) for c in candidates
+            if c.vector_rank is not None]
+
+
+def section_rank(groups: list[Group], relevant: str) -> int:
+    """0-based rank of the first hit shown from the relevant section; 10**6 when absent."""
+    return next((i for i, g in enumerate(groups) if g.shown.properties.get("source_path") == relevant), 10 ** 6)
+
+
+def metrics(ranks: list[int], served: list[bool]) -> dict[str, Any]:
+    r = np.array(ranks, dtype=float)
+    ok = np.array(served, dtype=bool)
+    if not len(r):
+        return {"queries": 0}
+    return {"queries": len(r), "hit1": round(float((r < 1).mean()), 4), "hit5": round(float((r < 5).mean()), 4),
+            "mrr10": round(float(np.where(r < 10, 1.0 / (r + 1), 0.0).mean()), 4),
+            "served_hit5": round(float(((r < 5) & ok).mean()), 4)}
+
+
+def score_runs(runs: list[QueryRun], retriever: Retriever, params: FusionParams, bar: float) -> dict[str, Any]:
+    """Per mode: figures per query language and per query type, no-answer refusals."""
+    out: dict[str, Any] = {}
+    for mode in MODES:
+        ranks: dict[str, list[int]] = defaultdict(list)
+        served: dict[str, list[bool]] = defaultdict(list)
+        refused: dict[str, list[bool]] = defaultdict(list)
+        for run in runs:
+            groups = retriever.rank(leg(run.candidates, mode), run.query_lang, params)
+            answered = bool(groups) and top_similarity(groups) >= bar
+            q = run.query
+            keys = ["all", f"lang:{q['lang']}", f"type:{q['type']}"] + (["type:acronym"] if q["acronym"] else [])
+            for key in keys:
+                if q["relevant"] is None:
+                    refused[key].append(not answered)
+                else:
+                    ranks[key].append(section_rank(groups, q["relevant"]))
+                    served[key].append(answered)
+        out[mode] = {key: {**metrics(ranks[key], served[key]),
+                           "no_answer_refused": round(float(np.mean(refused[key])), 4) if refused[key] else None}
+                     for key in sorted(set(ranks) | set(refused))}
+    return out
+
+
+def cross_lingual(settings: Settings, golden: dict[str, Any], embedder: Embedder, queries: list[dict[str, Any]],
+                  ) -> dict[str, dict[str, Any]]:
+    """Non-English queries against the English passages alone, by vector (aligned as served)."""
+    english = [p for p in golden["passages"] if p["lang"] == golden["reference_language"]]
+    index = {p["section"]: i for i, p in enumerate(english)}
+    pool = aligned(settings, embedder, encode_cached(settings, embedder, [p["text"] for p in english]),
+                   [p["lang"] for p in english])
+    out = {}
+    for lang in sorted({q["lang"] for q in queries} - {golden["reference_language"]}):
+        chosen = [q for q in queries if q["lang"] == lang and q["relevant"] in index]
+        vectors = aligned(settings, embedder, encode_cached(settings, embedder, [q["text"] for q in chosen]),
+                          [lang] * len(chosen))
+        scores = vectors @ pool.T
+        relevant = np.array([index[q["relevant"]] for q in chosen])
+        ranks = (scores > scores[np.arange(len(chosen)), relevant][:, None]).sum(axis=1)
+        out[lang] = metrics(ranks.tolist(), [True] * len(chosen))
+    return out
+
+
+def evaluate_retrieval(settings: Settings, client, golden: Path | None = None, embedders: list[str] | None = None,
+                       split: str = "test", params: FusionParams | None = None,
+                       bar: float | None = None) -> dict[str, Any]:
+    golden = golden or golden_path(settings)
+    data = json.loads(golden.read_text(encoding="utf-8"))
+    sha256 = hashlib.sha256(golden.read_bytes()).hexdigest()
+    if golden.resolve() == golden_path(settings).resolve() and sha256 != settings.retrieval.golden_sha256:
+        raise ValueError(f"{golden}: sha256 {sha256} is not the pinned retrieval.golden_sha256; "
+                         "rebuild it with scripts/build_retrieval_golden.py or re-pin it on purpose")
+    queries = [q for q in data["queries"] if split == "all" or q["split"] == split]
+    params = params or fusion_params(settings)
+    bar = settings.retrieval.no_answer_below if bar is None else bar
+    result: dict[str, Any] = {"golden_set": str(golden), "golden_sha256": sha256, "split": split,
+                              "passages": len(data["passages"]), "queries": len(queries),
+                              "fusion": vars(params), "no_answer_below": bar, "embedders": {}}
+    for name in embedders or [settings.embedding.model]:
+        embedder = get_embedder(name, settings.embedding.batch_size)
+        retriever = Retriever(settings, client, load_pool(client, settings, data, sha256, embedder), name)
+        runs = list(run_queries(retriever, queries))
+        seconds = np.array([r.seconds for r in runs]) * 1000
+        result["embedders"][embedder_id(embedder)] = {
+            **score_runs(runs, retriever, params, bar),
+            "language_detected": round(float(np.mean([r.query_lang == r.query["lang"] for r in runs])), 4),
+            "ms_per_query": {"mean": round(float(seconds.mean()), 1), "p95": round(float(np.percentile(seconds, 95)), 1)},
+            "cross_lingual": cross_lingual(settings, data, embedder, queries),
+        }
+    return result

@@ -1,0 +1,148 @@
+"""The retriever: query language, the vector leg, the lexical leg, fusion, groups, the bar.
+
+``Retriever(settings, client).search(query)`` answers one question against the live
+collection (or any collection with the chunk schema): it detects the query's language,
+embeds the query and maps it with that language's production alignment map (the way that
+language's chunks were mapped), asks Weaviate for the nearest chunks in any language and
+for BM25 hits over the chunks in the query's language only, fuses and groups them
+(pipeline/retrieval/fusion.py), and answers "no passage found" when the best score is below
+``retrieval.no_answer_below`` (on vector similarity: the lexical leg orders, never answers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from weaviate.classes.query import BM25Operator, Filter, MetadataQuery
+
+from pipeline.alignment.maps import AlignmentMap, load_production_map
+from pipeline.config import Settings
+from pipeline.embedding.embedders import get_embedder
+from pipeline.retrieval.fusion import (
+    Candidate,
+    FusionParams,
+    Group,
+    fuse,
+    group_translations,
+)
+from pipeline.stores import vector_store
+from pipeline.text.langid import detect_block
+
+Mode = Literal["hybrid", "vector"]
+
+
+@dataclass
+class SearchResult:
+    query: str
+    query_lang: str
+    groups: list[Group]  # best first; empty when not answered
+    answered: bool  # False: the best hit's vector similarity is below the bar, "no passage found"
+    best_score: float  # that similarity
+
+    def as_dict(self) -> dict[str, Any]:
+        def chunk(c: Candidate) -> dict[str, Any]:
+            p = c.properties
+            return {"lang": c.lang, "doc_id": c.doc_id, "source": Path(p.get("source_path") or "").name,
+                    "page": p.get("page_start"), "clause": p.get("clause_number"), "chunk_id": p.get("chunk_id"),
+                    "similarity": round(c.similarity, 4)}
+
+        return {"query": self.query, "query_lang": self.query_lang, "answered": self.answered,
+                "best_score": round(self.best_score, 4),
+                "hits": [{"score": round(g.score, 4), **chunk(g.shown), "text": g.shown.properties.get("text", ""),
+                          "translations": [chunk(t) for t in g.translations]} for g in self.groups]}
+
+
+def fusion_params(settings: Settings) -> FusionParams:
+    r = settings.retrieval
+    return FusionParams(r.lexical_weight, r.lexical_rank_offset, r.group_similarity)
+
+
+def top_similarity(groups: list[Group]) -> float:
+    """What the bar reads: the best hit's vector similarity to the query (its closest member).
+    Not the fused score: a lexical match on common words must not make an answer of nothing."""
+    return max(c.similarity for c in groups[0].members) if groups else 0.0
+
+
+def min_match(query: str, tokenization: str, wanted: int) -> int:
+    """Terms a lexical hit must match, at most what the query has (word-tokenized languages
+    count words; CJK tokenizers cut about one term per two characters)."""
+    terms = len(query.split()) if tokenization == "word" else len("".join(query.split())) // 2
+    return max(1, min(wanted, terms))
+
+
+class Retriever:
+    def __init__(self, settings: Settings, client, collection: str | None = None, embedder: str | None = None):
+        self.settings = settings
+        self.collection = client.collections.get(collection or settings.weaviate.collection).with_consistency_level(
+            vector_store.consistency(settings))
+        self.embedder = get_embedder(embedder or settings.embedding.model, settings.embedding.batch_size)
+        self._maps: dict[str, AlignmentMap] = {}
+
+    def query_language(self, query: str) -> str:
+        lang, _ = detect_block(query, self.settings)
+        return lang if lang in self.settings.languages else self.settings.reference_language
+
+    def align(self, raw: np.ndarray, lang: str) -> np.ndarray:
+        """Raw query vectors mapped like that language's chunks (its production map)."""
+        if lang not in self._maps:
+            self._maps[lang] = load_production_map(self.settings, lang)
+        return self._maps[lang].apply(raw)
+
+    def query_vector(self, query: str, lang: str) -> np.ndarray:
+        return self.align(self.embedder.encode([query]), lang)[0]
+
+    def candidates(self, query: str, query_lang: str, vector: np.ndarray, mode: Mode = "hybrid",
+                   lang: str | None = None, lexical_min_match: int | None = None) -> list[Candidate]:
+        """The vector leg's nearest chunks (any language, or ``lang``) joined with the lexical
+        leg's hits over chunks in the query's language."""
+        r = self.settings.retrieval
+        filters = Filter.by_property("lang").equal(lang) if lang else None
+        found: dict[str, Candidate] = {}
+        nearest = self.collection.query.near_vector(near_vector=vector.tolist(), limit=r.vector_candidates,
+                                                    filters=filters, include_vector=True)
+        for rank, obj in enumerate(nearest.objects):
+            found[str(obj.uuid)] = self._candidate(obj, vector)
+            found[str(obj.uuid)].vector_rank = rank
+        if mode == "hybrid" and lang in (None, query_lang):
+            tokenization = self.settings.languages[query_lang].tokenization
+            wanted = r.lexical_min_match if lexical_min_match is None else lexical_min_match
+            lexical = self.collection.query.bm25(
+                query=query, query_properties=[vector_store.lexical_property(query_lang)], limit=r.lexical_candidates,
+                operator=BM25Operator.or_(minimum_match=min_match(query, tokenization, wanted)),
+                include_vector=True, return_metadata=MetadataQuery(score=True))
+            for rank, obj in enumerate(lexical.objects):
+                found.setdefault(str(obj.uuid), self._candidate(obj, vector)).lexical_rank = rank
+        return list(found.values())
+
+    @staticmethod
+    def _candidate(obj, query_vector: np.ndarray) -> Candidate:
+        vector = np.asarray(obj.vector["default"], dtype=np.float32)
+        return Candidate(uuid=str(obj.uuid), properties=dict(obj.properties), vector=vector,
+                         similarity=float(vector @ query_vector))
+
+    def rank(self, candidates: list[Candidate], query_lang: str, params: FusionParams | None = None,
+             limit: int = 10) -> list[Group]:
+        params = params or fusion_params(self.settings)
+        return group_translations(fuse(candidates, params), query_lang, self.settings.reference_language, params, limit)
+
+    def search(self, query: str, limit: int = 5, lang: str | None = None, mode: Mode = "hybrid") -> SearchResult:
+        query_lang = self.query_language(query)
+        vector = self.query_vector(query, query_lang)
+        groups = self.rank(self.candidates(query, query_lang, vector, mode, lang), query_lang, limit=limit)
+        best = top_similarity(groups)
+        answered = best >= self.settings.retrieval.no_answer_below
+        return SearchResult(query=query, query_lang=query_lang, groups=groups[:limit] if answered else [],
+                            answered=answered, best_score=best)
+
+
+def search(query: str, settings: Settings, limit: int = 5, lang: str | None = None,
+           mode: Mode = "hybrid") -> SearchResult:
+    """One question against the live collection (connects to the configured Weaviate)."""
+    with vector_store.connect(settings) as client:
+        if not client.collections.exists(settings.weaviate.collection):
+            return SearchResult(query=query, query_lang=lang or "", groups=[], answered=False, best_score=0.0)
+        vector_store.live_collection(client, settings)  # migrates a collection made before the lexical leg
+        return Retriever(settings, client).search(query, limit, lang, mode)
