@@ -19,7 +19,7 @@ from test_compose import environment, published
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE = ROOT / "docker" / "compose.yaml"
-SECRET_WORDS = re.compile(r"PASSWORD|SECRET|_KEY\b|KEYS|TOKEN", re.I)
+SECRET_WORDS = re.compile(r"PASSWORD|SECRET|_KEY\b|KEYS|TOKEN(?!IZER)", re.I)  # not ENABLE_TOKENIZER_*
 # The only variables with a default: where ports are published and the container's user/group.
 DEFAULTED = {"ROSETTA_PUBLISH_ADDR", "AIRFLOW_UID", "DOCKER_GID"}
 WEAVIATE_NODES = ("weaviate-0", "weaviate-1", "weaviate-2")

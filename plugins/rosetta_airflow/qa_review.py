@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Form, HTTPException, Request
+from fastapi import Depends, FastAPI, Form, HTTPException
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from airflow.api_fastapi.app import get_auth_manager
