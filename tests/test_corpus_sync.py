@@ -26,7 +26,7 @@ from pipeline.stores import vector_store
 from pipeline.stores.document_registry import DocumentRegistry
 from pipeline.workspace import Workspace
 
-from conftest import text_pdf
+from conftest import environment, text_pdf
 
 GOLDEN = Path(__file__).parent / "golden"
 LAYOUT = {"contracts/en-mpl.pdf": "en-mpl", "contracts/en-scc.pdf": "en-scc", "laws/de-dsgvo.pdf": "de-dsgvo",
@@ -47,7 +47,8 @@ def refresh(settings, **conf) -> tuple[str, str]:
 
 @pytest.fixture(scope="module")
 def embed_calls():
-    """Every call of the embedder in this process (dag.test runs the tasks here)."""
+    """Every call of the embedder in this process: dag.test runs the tasks here, and the stages
+    run in-process too (limits.isolate off) so that the calls can be counted."""
     calls: list[int] = []
     original = UniversalSentenceEncoder.encode
 
@@ -56,7 +57,8 @@ def embed_calls():
         return original(self, texts)
 
     UniversalSentenceEncoder.encode = counting
-    yield calls
+    with environment({"ROSETTA__LIMITS__ISOLATE": "false"}):
+        yield calls
     UniversalSentenceEncoder.encode = original
 
 

@@ -114,7 +114,8 @@ def test_the_dag_finishes_and_loads_the_good_document(settings, weaviate_server,
     from pipeline.stores import vector_store
 
     for name in ("good.pdf", "hang.pdf", "hog.pdf", "crash.pdf"):
-        shutil.copy(FIXTURES / "en-born-digital.pdf", source_dir / name)
+        # distinct bytes after %%EOF: the same content at four paths would be one document
+        (source_dir / name).write_bytes((FIXTURES / "en-born-digital.pdf").read_bytes() + f"\n% {name}\n".encode())
     monkeypatch.setattr(flow, "DOCUMENT_STAGES", tuple(
         FAULTY_EXTRACT if s.name == EXTRACT else s for s in flow.DOCUMENT_STAGES))
     with environment({"ROSETTA__LIMITS__BASE_S": "25", "ROSETTA__LIMITS__PER_PAGE_S": "1",

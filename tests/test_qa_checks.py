@@ -71,7 +71,7 @@ def test_language_agrees_judges_short_chunks_by_script(settings, text, label, ok
     assert short_text_script_agrees(text, label)[0] is ok
 
 
-def test_clause_balance_is_per_chunk_and_fails_a_chunk_cutting_a_real_clause(settings, tmp_path):
+def test_clause_label_must_agree_with_the_markers_on_a_real_regulation(settings, tmp_path):
     doc = golden_document(Path(__file__).parent / "golden" / "en-gdpr.txt")
     tagged = structure.tag(doc)
     ws = Workspace(settings, "checks-clauses")
@@ -81,8 +81,13 @@ def test_clause_balance_is_per_chunk_and_fails_a_chunk_cutting_a_real_clause(set
     for offset, kind, cid in tagged.markers:
         spans.setdefault(cid, [offset, offset])[0 if kind == "CLAUSE_START" else 1] = offset
     cid, (start, end) = next((c, s) for c, s in spans.items() if s[1] - s[0] > 200)
-    whole = chunk(doc.text[start:end + 1], char_start=start, char_end=end + 1, clause_id=cid)
+    whole = chunk(doc.text[start:end], char_start=start, char_end=end, clause_id=cid)
     assert checker.clause_markers_balanced(whole)[0]
-    half = chunk(doc.text[start:(start + end) // 2], char_start=start, char_end=(start + end) // 2, clause_id=None)
-    ok, detail = checker.clause_markers_balanced(half)
+    first_part = chunk(doc.text[start:(start + end) // 2], char_start=start, char_end=(start + end) // 2, clause_id=cid)
+    assert checker.clause_markers_balanced(first_part)[0]  # a long clause split in parts
+    mislabelled = {**first_part, "properties": {**first_part["properties"], "clause_id": ""}}
+    ok, detail = checker.clause_markers_balanced(mislabelled)
     assert not ok and cid in detail
+    elsewhere = {**first_part, "properties": {**first_part["properties"], "clause_id": next(c for c in spans if c != cid
+                                                                                   and spans[c][0] >= end)}}
+    assert not checker.clause_markers_balanced(elsewhere)[0]  # names a clause it does not touch

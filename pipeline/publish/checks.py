@@ -74,15 +74,23 @@ class Checker:
         return ok, f"label {label}, fresh detection {', '.join(candidates)}"
 
     def clause_markers_balanced(self, obj: dict[str, Any]) -> tuple[bool, str]:
-        """Per chunk: every clause that starts inside the chunk ends inside it and the other
-        way round, except the clause holding the whole chunk (a long clause split in parts)."""
+        """Per chunk, the chunk's clause label agrees with the clause markers: the clause it names
+        overlaps it, and a chunk that lies wholly inside a clause names one. A long clause split
+        into parts passes; a label pointing elsewhere, or missing inside a clause, fails."""
         p = obj["properties"]
         structure = self.ws.read_model(self.ws.path(STRUCTURE, p["doc_id"]), StructuredDocument)
-        inside = [(kind, cid) for offset, kind, cid in structure.markers if p["char_start"] <= offset < p["char_end"]]
-        started = {cid for kind, cid in inside if kind == "CLAUSE_START"}
-        ended = {cid for kind, cid in inside if kind == "CLAUSE_END"}
-        cut = sorted((started ^ ended) - {p.get("clause_id")})
-        return not cut, f"clause(s) cut by the chunk's edges: {', '.join(cut)}" if cut else f"{len(inside)} marker(s)"
+        spans: dict[str, list[int]] = {}
+        for offset, kind, cid in structure.markers:
+            spans.setdefault(cid, [offset, offset])[0 if kind == "CLAUSE_START" else 1] = offset
+        start, end = p["char_start"], p["char_end"]
+        named = p.get("clause_id") or None
+        holding = sorted((e - s, cid) for cid, (s, e) in spans.items() if s <= start and end <= e)
+        if named is None:
+            return not holding, f"no clause named, inside {holding[0][1]}" if holding else "outside every clause"
+        if named not in spans:
+            return False, f"names {named}, which the structure does not hold"
+        s, e = spans[named]
+        return s < end and start < e, f"names {named} [{s}:{e}] for the chunk [{start}:{end}]"
 
     def vector_sound(self, obj: dict[str, Any]) -> tuple[bool, str]:
         vector = np.asarray(obj["vector"], dtype=np.float64)
