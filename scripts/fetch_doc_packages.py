@@ -65,15 +65,21 @@ class FetchError(Exception):
     pass
 
 
+def download(name: str, version: str, sha256: str) -> Path:
+    """The pinned .deb in samples/downloads/ (downloaded if missing), its sha256 checked."""
+    DOWNLOADS.mkdir(parents=True, exist_ok=True)
+    deb = DOWNLOADS / f"{name}_{version.replace(':', '%3a')}_all.deb"
+    if not deb.exists():
+        subprocess.run(["apt-get", "download", f"{name}={version}"], cwd=DOWNLOADS, check=True,
+                       stdout=subprocess.DEVNULL)
+    if (got := sha256_file(deb)) != sha256:
+        raise FetchError(f"{deb.name}: sha256 {got} != pinned {sha256}")
+    return deb
+
+
 def fetch_one(pkg: Package) -> Path:
     """The unpacked folder of one package (downloaded and checked if needed)."""
-    DOWNLOADS.mkdir(parents=True, exist_ok=True)
-    deb = DOWNLOADS / f"{pkg.name}_{pkg.version.replace(':', '%3a')}_all.deb"
-    if not deb.exists():
-        subprocess.run(["apt-get", "download", f"{pkg.name}={pkg.version}"], cwd=DOWNLOADS, check=True,
-                       stdout=subprocess.DEVNULL)
-    if (got := sha256_file(deb)) != pkg.sha256:
-        raise FetchError(f"{deb.name}: sha256 {got} != pinned {pkg.sha256}")
+    deb = download(pkg.name, pkg.version, pkg.sha256)
     target = UNPACKED / pkg.name
     stamp = target / ".sha256"
     if not stamp.exists() or stamp.read_text() != pkg.sha256:
