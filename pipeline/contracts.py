@@ -78,6 +78,9 @@ class Page(BaseModel):
     direction: Direction
     blocks: list[Block]
     rotation: int = 0  # degrees clockwise a scanned page was turned to read it
+    # why (part of) the page was OCRed: no_text_layer, scanned_region, or the text layer's
+    # lie (pipeline.extraction.honesty: cid_codes, private_use, replacement_chars, unmapped_glyphs)
+    ocr_reason: str | None = None
 
     @property
     def text(self) -> str:
