@@ -234,3 +234,11 @@ def test_cli_extract_json(settings, capsys):
         assert {"text", "bbox", "direction", "method", "engine", "lang", "lang_confidence"} <= block.keys()
     assert [b["method"] for b in page["blocks"]] == ["text_layer", "ocr"]
     assert page["blocks"][1]["engine"].startswith("rapidocr")
+
+
+def test_table_rules_at_the_page_edge_do_not_fail_the_page(settings):
+    """A real figure page (zhlineskip's Latinmetrics.pdf, texlive-lang-chinese 2022.20230122-1)
+    whose rules start at the page's edge: the table crop once reached past the page and
+    pdfplumber raised ValueError (so did 276-page debian-reference.de.pdf)."""
+    (page,) = extract.extract_file(FIXTURES / "table-at-page-edge.pdf", settings).pages
+    assert page.method == "text_layer" and "baseline" in page.text
