@@ -12,7 +12,7 @@ end: totals (files, pages, outcomes, pages/s of the wall time) and the notable f
 markdown summary for docs/benchmarks.md. Results are written as JSON lines (--out).
 
     .venv/bin/python scripts/fetch_robustness_corpus.py
-    .venv/bin/python benchmarks/bench_corpus.py samples/robustness --out /tmp/corpus.jsonl
+    .venv/bin/python benchmarks/bench_corpus.py samples/robustness --out /tmp/corpus.jsonl [--resume]
 """
 
 from __future__ import annotations
@@ -125,7 +125,9 @@ def summary(rows: list[dict], wall: float) -> str:
     chunk_langs: Counter[str] = Counter()
     for r in rows:
         chunk_langs.update(r.get("chunk_langs") or {})
-    lines = [f"files {len(rows)}, pages {pages}, wall {wall:.0f} s, {pages / wall:.2f} pages/s, "
+    busy = sum(r.get("seconds") or 0 for r in rows)
+    lines = [f"files {len(rows)}, pages {pages}, {busy:.0f} s of document time ({pages / max(busy, 1e-9):.2f} pages/s), "
+             f"wall {wall:.0f} s, "
              f"chunks {sum(r.get('chunks') or 0 for r in rows)}", "", "| outcome | files |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in sorted(outcomes.items(), key=lambda kv: -kv[1])]
     lines += ["", "pages OCRed, by reason: " + (", ".join(f"{k} {v}" for k, v in ocr_reasons.most_common()) or "none"),
@@ -150,12 +152,17 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds one document may take")
     parser.add_argument("--limit", type=int, default=None, help="only the first N files")
     parser.add_argument("--out", type=Path, default=None, help="JSON lines, one per file")
+    parser.add_argument("--resume", action="store_true", help="skip the files --out already holds; report all")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         return worker()
     files = sorted(args.folder.rglob("*.pdf"))[: args.limit]
     rows: list[dict] = []
+    if args.resume and args.out and args.out.exists():
+        rows = [json.loads(line) for line in args.out.read_text().splitlines() if line.strip()]
+        done = {r["file"] for r in rows}
+        files = [f for f in files if str(f.relative_to(args.folder)) not in done]
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="bench-corpus-") as scratch:
         current: Worker | None = None
