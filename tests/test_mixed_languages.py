@@ -104,10 +104,10 @@ def test_bilingual_document_is_loaded_with_per_chunk_languages(bilingual_run, se
     chunks = [p for _, p, _ in vector_store.iterate_objects(collection) if p["doc_id"] == bilingual_run["doc_id"]]
     langs = Counter(p["lang"] for p in chunks)
     assert set(langs) == {"en", "zh"} and min(langs.values()) >= 5, langs
-    for props in chunks:  # each chunk's label is its text's language
+    for props in chunks:  # each chunk's label is its text's: the Chinese page's have Chinese in them
         han = sum("\u4e00" <= ch <= "\u9fff" for ch in props["text"])
         letters = sum(ch.isascii() and ch.isalpha() for ch in props["text"])
         if props["lang"] == "zh":
-            assert han * 3 > letters, props["text"][:80]
-        elif letters > 40:
-            assert han < 0.1 * letters, props["text"][:80]
+            assert han >= 2, props["text"][:80]
+        else:
+            assert han <= 0.1 * letters, props["text"][:80]

@@ -5,8 +5,9 @@ A mixed document (a contract in English and Chinese side by side, a manual with 
 English passages) is accepted when its languages are configured; what is quarantined is
 text the configured languages do not cover. Smoothing keeps monolingual documents whole:
 a block leaves the main language only when it is long enough to be a paragraph of its own
-(``language.block_min_letters``) and clearly detected, so headings, short code lines and
-command names take the main language.
+(``language.block_min_letters``) and clearly detected; a shorter block (a heading, a list
+item, a code line) stays in the language of the paragraphs around it unless it reads as
+the main language, so headings and command names do not flip.
 """
 
 from __future__ import annotations
@@ -47,9 +48,15 @@ def label_blocks(texts: list[str], settings: Settings) -> BlockLanguages:
         return BlockLanguages([None] * len(texts), "und", {}, 0.0)
     main = evidence.most_common(1)[0][0]
     labels: list[str | None] = []
+    current = main  # the language of the last block long and clear enough to have its own
     for found, n in zip(detected, letters):
-        own = found is not None and n >= settings.language.block_min_letters and found[1] >= MIN_SWITCH_SCORE
-        labels.append(found[0] if own and found else (main if n else None))  # type: ignore[index]
+        if found and n >= settings.language.block_min_letters and found[1] >= MIN_SWITCH_SCORE:
+            current = found[0]
+            labels.append(current)
+        elif not n:
+            labels.append(None)
+        else:  # a heading, list item or code line: its own reading only if it is the run's or the main one
+            labels.append(found[0] if found and found[0] in (current, main) else current)
     final: Counter[str] = Counter()
     text_letters: Counter[str] = Counter()
     for label, found, n in zip(labels, detected, letters):
