@@ -7,7 +7,8 @@ text the configured languages do not cover. Smoothing keeps monolingual document
 a block leaves the main language only when it is long enough to be a paragraph of its own
 (``language.block_min_letters``) and clearly detected; a shorter block (a heading, a list
 item, a code line) stays in the language of the paragraphs around it unless it reads as
-the main language, so headings and command names do not flip.
+one of the document's languages (a fifth of the evidence or more), so headings and command
+names do not flip.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pipeline.text.langid import CJK, KANA, detect_block
 
 MIN_DETECT_LETTERS = 20  # fewer letters than this say nothing about a language
 MIN_SWITCH_SCORE = 0.5  # a block leaves the main language only on a detection this sure
+DOCUMENT_LANGUAGE_SHARE = 0.2  # of the detection evidence: a language the document is written in
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,9 @@ def label_blocks(texts: list[str], settings: Settings) -> BlockLanguages:
     if not evidence:
         return BlockLanguages([None] * len(texts), "und", {}, 0.0)
     main = evidence.most_common(1)[0][0]
+    # the document's languages: a bilingual page, read in its columns' interleaved order,
+    # has short items of both; a stray short line of another language is not one of them
+    languages = {lang for lang, v in evidence.items() if v >= DOCUMENT_LANGUAGE_SHARE * sum(evidence.values())}
     labels: list[str | None] = []
     current = main  # the language of the last block long and clear enough to have its own
     for found, n in zip(detected, letters):
@@ -55,8 +60,8 @@ def label_blocks(texts: list[str], settings: Settings) -> BlockLanguages:
             labels.append(current)
         elif not n:
             labels.append(None)
-        else:  # a heading, list item or code line: its own reading only if it is the run's or the main one
-            labels.append(found[0] if found and found[0] in (current, main) else current)
+        else:  # a heading, list item or code line: its own reading only in one of the document's languages
+            labels.append(found[0] if found and found[0] in languages | {current} else current)
     final: Counter[str] = Counter()
     text_letters: Counter[str] = Counter()
     for label, found, n in zip(labels, detected, letters):
