@@ -20,8 +20,14 @@ from pipeline.contracts import (
 )
 from pipeline.stages import EXTRACT, LANGUAGE
 from pipeline.text.block_languages import describe_shares, label_blocks
-from pipeline.text.cleaning import clean_pages
+from pipeline.text.cleaning import KeptBlock, clean_pages
 from pipeline.workspace import Workspace
+
+
+def detect_document(pages: list[tuple[int, list[KeptBlock]]], settings: Settings) -> tuple[str, float]:
+    """The main language of kept pages and the configured languages' coverage of them."""
+    found = label_blocks([text for _, blocks in pages for text, kind in blocks if kind == "text"], settings)
+    return found.main, found.coverage
 
 
 def clean_and_detect(doc: ExtractedDocument, settings: Settings) -> CleanedDocument:
