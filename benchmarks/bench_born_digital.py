@@ -9,6 +9,8 @@ measures, per document and in total:
 - Rosetta: ``extract.extract_file`` (the whole stage: blocks, boxes, tables);
 - ``pdftotext`` (poppler, plain reading-order mode), CPU time of the subprocess;
 - pdfplumber ``page.extract_text(x_tolerance=1.5)`` alone, nothing else;
+- the honest-text-layer check (``pipeline.extraction.honesty.doubt``) alone, on every
+  page's text layer: its share of Rosetta's extraction time;
 
 and the CER of Rosetta's text against pdftotext's per page (whitespace ignored) on
 horizontal pages. Speeds are CPU pages/s of this process (children for pdftotext);
@@ -33,6 +35,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import fetch_doc_packages as docs  # noqa: E402
 import scan_pages  # noqa: E402
 
+from pipeline.extraction.honesty import doubt  # noqa: E402
+from pipeline.extraction.pdf import Chars  # noqa: E402
 from pipeline.stages import extract  # noqa: E402
 from pipeline.config import load_settings  # noqa: E402
 
@@ -61,6 +65,20 @@ def pdfplumber_pages(pdf: Path) -> float:
     return time.process_time() - start
 
 
+def honesty_check_seconds(pdf: Path) -> float:
+    """CPU time of the text-layer check alone over every page (the layers read untimed)."""
+    import pypdfium2 as pdfium
+
+    spent = 0.0
+    with pdfium.PdfDocument(pdf) as document:
+        for page in document:
+            chars = Chars(page.get_textpage(), page.get_size()[1])
+            start = time.process_time()
+            doubt(chars.text, chars.ink)
+            spent += time.process_time() - start
+    return spent
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--limit-docs", type=int, help="only the first N documents (quick runs)")
@@ -68,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = load_settings()
     roots = docs.fetch()
     pdfs = [(p.lang, roots[p.name] / rel) for p in docs.PACKAGES for rel in p.pdfs][: args.limit_docs]
-    totals = {"pages": 0, "rosetta": 0.0, "pdftotext": 0.0, "pdfplumber": 0.0}
+    totals = {"pages": 0, "rosetta": 0.0, "pdftotext": 0.0, "pdfplumber": 0.0, "honesty": 0.0}
     edits = chars = 0
     worst: list[tuple[float, str, int]] = []
     print(f"{'document':52} {'pages':>5} {'rosetta p/s':>11} {'pdftotext p/s':>13} {'plumber p/s':>11} {'CER %':>6}")
@@ -79,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         n = len(doc.pages)
         reference, poppler = pdftotext_pages(pdf, n)
         plumber = pdfplumber_pages(pdf)
+        totals["honesty"] += honesty_check_seconds(pdf)
         d_edits = d_chars = 0
         for page, ref in zip(doc.pages, reference):
             if page.direction != "horizontal" or page.method != "text_layer":
@@ -98,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{n / totals['pdfplumber']:11.1f} {100 * edits / max(chars, 1):6.2f}")
     print(f"Rosetta / pdfplumber-alone speed: {totals['pdfplumber'] / totals['rosetta']:.1f}x; "
           f"Rosetta / pdftotext: {totals['pdftotext'] / totals['rosetta']:.2f}x")
+    print(f"text-layer check: {100 * totals['honesty'] / totals['rosetta']:.2f} % of Rosetta's extraction time "
+          f"({1000 * totals['honesty'] / n:.3f} ms/page)")
     print("worst pages (CER %):", ", ".join(f"{name} p{no} {c:.1f}" for c, name, no in sorted(worst)[-5:]))
     return 0
 

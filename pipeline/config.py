@@ -47,7 +47,7 @@ class LanguageEntry(_Section):
 class LanguageConfig(_Section):
     model: str
     min_confidence: float
-    sample_chars: int
+    block_min_letters: int
     # Text of at most this many words that fastText reads as an unconfigured language
     # takes the best configured language in its top five (pipeline.text.langid).
     short_text_words: int = 15

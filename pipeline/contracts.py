@@ -102,6 +102,9 @@ class Page(BaseModel):
     direction: Direction
     blocks: list[Block]
     rotation: int = 0  # degrees clockwise a scanned page was turned to read it
+    # why (part of) the page was OCRed: no_text_layer, scanned_region, or the text layer's
+    # lie (pipeline.extraction.honesty: cid_codes, private_use, replacement_chars, unmapped_glyphs)
+    ocr_reason: str | None = None
 
     @property
     def text(self) -> str:
@@ -131,18 +134,34 @@ class PageSpan(BaseModel):
     end: int
 
 
+class LangSpan(BaseModel):
+    start: int
+    end: int
+    lang: str
+
+
 class CleanedDocument(BaseModel):
     doc_id: str
     source_path: str
     sha256: str
-    lang: str
-    lang_confidence: float
+    lang: str  # the main language: the largest share of the text
+    lang_confidence: float  # the configured languages' share of the detection evidence
     text: str  # cleaned text; pages joined with a blank line
     pages: list[PageSpan]
     tables: list[tuple[int, int]] = Field(default_factory=list)  # spans of TABLE blocks
     removed: list[RemovedSpan]
     extraction_methods: list[str]
     engines: list[str]
+    lang_shares: dict[str, float] = Field(default_factory=dict)  # language -> share of the letters
+    lang_spans: list[LangSpan] = Field(default_factory=list)  # runs of blocks in one language, in order
+
+    def lang_at(self, start: int, end: int) -> str:
+        """The language of most of [start, end); the main language where no span says."""
+        overlap: dict[str, int] = {}
+        for span in self.lang_spans:
+            if span.start < end and start < span.end:
+                overlap[span.lang] = overlap.get(span.lang, 0) + min(end, span.end) - max(start, span.start)
+        return max(overlap, key=overlap.__getitem__) if overlap else self.lang
 
     def page_at(self, offset: int) -> int:
         for span in self.pages:
@@ -206,7 +225,8 @@ class EmbeddedDocument(BaseModel):
     lang: str
     embedder: str  # name@version
     dimension: int
-    alignment_version: str  # MLflow model version, or "identity"
+    alignment_version: str  # MLflow model version, or "identity" (of the main language)
     anchor_set_version: str | None
     raw_vectors: str  # path of the .npy, rows in chunk order
     aligned_vectors: str
+    alignment_versions: dict[str, str] = Field(default_factory=dict)  # per chunk language (mixed documents)

@@ -65,16 +65,22 @@ class FetchError(Exception):
     pass
 
 
-def fetch_one(pkg: Package) -> Path:
-    """The unpacked folder of one package (downloaded and checked if needed)."""
+def download(name: str, version: str, sha256: str) -> Path:
+    """The pinned .deb in samples/downloads/ (downloaded if missing), its sha256 checked."""
     DOWNLOADS.mkdir(parents=True, exist_ok=True)
-    pattern = f"{pkg.name}_{pkg.version.replace(':', '%3a')}_*.deb"  # _all or _amd64
+    pattern = f"{name}_{version.replace(':', '%3a')}_*.deb"  # _all or _amd64
     if not any(DOWNLOADS.glob(pattern)):
-        subprocess.run(["apt-get", "download", f"{pkg.name}={pkg.version}"], cwd=DOWNLOADS, check=True,
+        subprocess.run(["apt-get", "download", f"{name}={version}"], cwd=DOWNLOADS, check=True,
                        stdout=subprocess.DEVNULL)
     deb = next(DOWNLOADS.glob(pattern))
-    if (got := sha256_file(deb)) != pkg.sha256:
-        raise FetchError(f"{deb.name}: sha256 {got} != pinned {pkg.sha256}")
+    if (got := sha256_file(deb)) != sha256:
+        raise FetchError(f"{deb.name}: sha256 {got} != pinned {sha256}")
+    return deb
+
+
+def fetch_one(pkg: Package) -> Path:
+    """The unpacked folder of one package (downloaded and checked if needed)."""
+    deb = download(pkg.name, pkg.version, pkg.sha256)
     target = UNPACKED / pkg.name
     stamp = target / ".sha256"
     if not stamp.exists() or stamp.read_text() != pkg.sha256:

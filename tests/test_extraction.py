@@ -115,14 +115,14 @@ def test_two_tier_and_two_column_reading_order(settings):
 def test_image_only_fixtures_are_ocred(settings, name, max_cer):
     pdf = FIXTURES / f"{name}.pdf"
     page = extract.extract_file(pdf, settings).pages[0]
-    assert page.method == "ocr"
+    assert page.method == "ocr" and page.ocr_reason == "no_text_layer"
     assert scan_pages.cer(truth(pdf), page.text) <= max_cer
 
 
 def test_mixed_page_reads_text_layer_and_scanned_region(settings):
     pdf = KINDS / "mixed-page.pdf"
     (page,) = extract.extract_file(pdf, settings).pages
-    assert page.method == "text_layer"
+    assert page.method == "text_layer" and page.ocr_reason == "scanned_region"
     methods = [b.method for b in page.blocks]
     assert methods == ["text_layer", "ocr"]
     assert scan_pages.cer(truth(pdf), page.text) <= 1.0
@@ -130,7 +130,7 @@ def test_mixed_page_reads_text_layer_and_scanned_region(settings):
 
 def test_born_digital_text_layer(settings):
     doc = extract.extract_file(FIXTURES / "en-born-digital.pdf", settings, doc_id="en", sha256="x")
-    assert [p.method for p in doc.pages] == ["text_layer", "text_layer"]
+    assert [(p.method, p.ocr_reason) for p in doc.pages] == [("text_layer", None), ("text_layer", None)]
     assert doc.engines[0].startswith("pdfium-")
     text = "\n".join(p.text for p in doc.pages)
     assert "Debian" in text and "  " not in text  # words spaced, not glued or doubled
@@ -234,3 +234,11 @@ def test_cli_extract_json(settings, capsys):
         assert {"text", "bbox", "direction", "method", "engine", "lang", "lang_confidence"} <= block.keys()
     assert [b["method"] for b in page["blocks"]] == ["text_layer", "ocr"]
     assert page["blocks"][1]["engine"].startswith("rapidocr")
+
+
+def test_table_rules_at_the_page_edge_do_not_fail_the_page(settings):
+    """A real figure page (zhlineskip's Latinmetrics.pdf, texlive-lang-chinese 2022.20230122-1)
+    whose rules start at the page's edge: the table crop once reached past the page and
+    pdfplumber raised ValueError (so did 276-page debian-reference.de.pdf)."""
+    (page,) = extract.extract_file(FIXTURES / "table-at-page-edge.pdf", settings).pages
+    assert page.method == "text_layer" and "baseline" in page.text

@@ -74,7 +74,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
             blocks.append({**block.model_dump(), "method": block.method or page.method,
                            "engine": block.engine or page.engine, "lang": lang, "lang_confidence": round(conf, 4)})
         pages.append({"page_no": page.page_no, "method": page.method, "engine": page.engine,
-                      "direction": page.direction, "rotation": page.rotation, "lang": page_lang,
+                      "direction": page.direction, "rotation": page.rotation, "ocr_reason": page.ocr_reason,
+                      "lang": page_lang,
                       "lang_confidence": round(page_conf, 4), "blocks": blocks})
     result = {"file": args.file, "lang": doc_lang, "lang_confidence": round(doc_conf, 4), "pages": pages,
               "removed": [r.model_dump() for r in removed]}

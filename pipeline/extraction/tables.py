@@ -50,6 +50,10 @@ def _with_open_sides(plumber_page, table):
     left, right = min([x0] + [e["x0"] for e in rules]), max([x1] + [e["x1"] for e in rules])
     if left > x0 - 2 and right < x1 + 2:
         return table
-    region = plumber_page.crop((left - 1, top - 1, right + 1, bottom + 1))
+    # pdfplumber refuses a crop reaching past the page (rules drawn off the page's edge, a
+    # MediaBox not at 0,0: debian-reference.de.pdf): the crop stays inside the page.
+    page_x0, page_top, page_x1, page_bottom = plumber_page.bbox
+    region = plumber_page.crop((max(left - 1, page_x0), max(top - 1, page_top),
+                                min(right + 1, page_x1), min(bottom + 1, page_bottom)))
     found = region.find_tables(table_settings={"explicit_vertical_lines": [left, right]})
     return max(found, key=lambda t: (t.bbox[2] - t.bbox[0]) * (t.bbox[3] - t.bbox[1]), default=table)

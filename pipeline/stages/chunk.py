@@ -1,7 +1,9 @@
 """The chunk stage, semantic chunking: CleanedDocument + StructuredDocument -> ChunkedDocument.
 
 See docs/chunking.md. In short:
-1. Units. The content of each clause (or heading, or table) is a *segment*; its units are
+1. Units. The content of each clause (or heading, or table) in one language is a *segment*
+   (a language change, CleanedDocument.lang_spans, starts a new one; its chunks carry that
+   language); its units are
    sentences (pipeline.text.sentences) or table rows. A heading, a caption or a bare clause
    number ("Article 1 / Subject-matter") is glued to the first sentence after it, so a
    clause number is never separated from its first sentence.
@@ -62,6 +64,7 @@ class Segment:
 
     kind: str  # "TABLE", "HEADER" or the type of the segment's first element
     clause_id: str | None
+    lang: str  # a segment is in one language (CleanedDocument.lang_spans); its chunks carry it
     units: list[Span] = field(default_factory=list)  # sentences (or rows); glued headings included
     headed: bool = False  # starts with a heading (chapter, section) glued to its first sentence
 
@@ -74,19 +77,20 @@ def segments(doc: CleanedDocument, structure: StructuredDocument) -> list[Segmen
     for element in structure.elements:
         if element.type == "CLAUSE":
             continue
+        lang = doc.lang_at(element.start, element.end)
         if element.type == "TABLE":
             rows = [(element.start + m.start(), element.start + m.end())
                     for m in ROW.finditer(text[element.start:element.end])]
-            raw.append((Segment("TABLE", element.clause_id, rows), False))
+            raw.append((Segment("TABLE", element.clause_id, lang, rows), False))
             continue
-        units = sentences.split(text, element.start, element.end, doc.lang)
+        units = sentences.split(text, element.start, element.end, lang)
         previous = raw[-1][0] if raw else None
         opens = element.type == "HEADER" or element.start in clause_starts
         if previous and previous.kind not in ("TABLE", "HEADER", "TOC") and element.type != "TOC" \
-                and previous.clause_id == element.clause_id and not opens:
+                and previous.clause_id == element.clause_id and previous.lang == lang and not opens:
             previous.units.extend(units)
         else:
-            raw.append((Segment(element.type, element.clause_id, units), opens))
+            raw.append((Segment(element.type, element.clause_id, lang, units), opens))
 
     result: list[Segment] = []
     pending: int | None = None  # start of a heading waiting for its first sentence
@@ -106,13 +110,13 @@ def segments(doc: CleanedDocument, structure: StructuredDocument) -> list[Segmen
                 pending = units[0][0] if units else pending
                 continue
         if pending is not None:  # a heading right before a table stays a chunk of its own
-            result.append(Segment("HEADER", None, [(pending, _end_before(text, units[0][0]))]))
+            result.append(Segment("HEADER", None, segment.lang, [(pending, _end_before(text, units[0][0]))]))
             pending = None
         segment.units = units
         if units:
             result.append(segment)
     if pending is not None:
-        result.append(Segment("HEADER", None, [(pending, len(text.rstrip()))]))
+        result.append(Segment("HEADER", None, doc.lang_at(pending, len(text)), [(pending, len(text.rstrip()))]))
     return result
 
 
@@ -144,21 +148,21 @@ def _pack(units: list[Span], budget: int, threshold: float,
     return groups
 
 
-def _boundary_units(segs: list[Segment], budget: int) -> list[Span]:
+def _boundary_units(segs: list[Segment], budget: Callable[[str], int]) -> list[Span]:
     """The sentences on both sides of the candidate boundaries of every window when each
     segment is simply filled to the budget: what the similarity cuts will look at."""
     needed: list[Span] = []
     for seg in segs:
-        if seg.kind == "TABLE" or seg.units[-1][1] - seg.units[0][0] <= budget:
+        if seg.kind == "TABLE" or seg.units[-1][1] - seg.units[0][0] <= budget(seg.lang):
             continue
         def collect(candidates: list[int], units: list[Span] = seg.units) -> list[float | None]:
             needed.extend(units[k] for c in candidates for k in (c, c + 1))
             return [None] * len(candidates)
-        _pack(seg.units, budget, 0.0, collect)
+        _pack(seg.units, budget(seg.lang), 0.0, collect)
     return list(dict.fromkeys(needed))
 
 
-def _sentence_vectors(doc: CleanedDocument, segs: list[Segment], budget: int,
+def _sentence_vectors(doc: CleanedDocument, segs: list[Segment], budget: Callable[[str], int],
                       settings: Settings) -> dict[Span, np.ndarray]:
     """Embeddings of the sentences next to candidate boundaries, in one batch (per-call
     overhead dominates small batches). Windows are those of simply filled chunks; after a
@@ -180,13 +184,14 @@ def _terms(text: str, lang: str) -> list[str]:
     return [w.lower() for w in WORD.findall(text)]
 
 
-def semantic_densities(texts: list[str], lang: str) -> list[float]:
+def semantic_densities(texts: list[str], lang: str | list[str]) -> list[float]:
     """Per chunk: the tf-weighted mean IDF of its terms over the document's chunks,
     divided by the largest IDF possible, log(1 + n_chunks); in [0, 1]. High when a chunk's
     vocabulary is specific to it, low for boilerplate repeated across the document.
     Terms are words (2+ characters) for space-separated languages and character bigrams
-    for Chinese and Japanese."""
-    term_lists = [_terms(t, lang) for t in texts]
+    for Chinese and Japanese (``lang``: the document's, or each text's)."""
+    langs = [lang] * len(texts) if isinstance(lang, str) else lang
+    term_lists = [_terms(t, text_lang) for t, text_lang in zip(texts, langs)]
     n = len(texts)
     df = Counter(term for terms in term_lists for term in set(terms))
     top = math.log(1 + n) or 1.0
@@ -212,14 +217,15 @@ def _ancestors(clauses: dict[str, Element], clause_id: str | None) -> list[str |
 Draft = tuple[list[Segment], int, int]  # the segments a chunk holds, its start and end
 
 
-def _merge_tiny(drafts: list[Draft], clauses: dict[str, Element], budget: int, min_chars: int) -> list[Draft]:
+def _merge_tiny(drafts: list[Draft], clauses: dict[str, Element], budget: Callable[[str], int],
+                min_chars: int) -> list[Draft]:
     def ancestors(clause_id: str | None) -> list[str | None]:
         return _ancestors(clauses, clause_id)
 
     def joinable(a: list[Segment], b: list[Segment]) -> bool:
         """Never glue two top-level clauses (two articles), a table, or anything to the start
-        of a new chapter or section; parts of one clause may join."""
-        if any(seg.kind == "TABLE" for seg in (*a, *b)) or b[0].headed:
+        of a new chapter or section, or text in another language; parts of one clause may join."""
+        if any(seg.kind == "TABLE" for seg in (*a, *b)) or b[0].headed or a[0].lang != b[0].lang:
             return False
         roots = {ancestors(seg.clause_id)[-1] for seg in (*a, *b) if seg.clause_id}
         return len(roots) <= 1
@@ -233,8 +239,8 @@ def _merge_tiny(drafts: list[Draft], clauses: dict[str, Element], budget: int, m
             continue
         prev = chunks[i - 1] if i > 0 and joinable(chunks[i - 1][0], segs) else None
         nxt = chunks[i + 1] if i + 1 < len(chunks) and joinable(segs, chunks[i + 1][0]) else None
-        prev_fits = prev is not None and end - prev[1] <= budget
-        next_fits = nxt is not None and nxt[2] - start <= budget
+        prev_fits = prev is not None and end - prev[1] <= budget(segs[0].lang)
+        next_fits = nxt is not None and nxt[2] - start <= budget(segs[0].lang)
         if prev_fits and (prev[0][-1].clause_id in ancestors(segs[0].clause_id) or not next_fits):
             assert prev is not None
             chunks[i - 1:i + 1] = [(prev[0] + segs, prev[1], end)]
@@ -247,7 +253,9 @@ def _merge_tiny(drafts: list[Draft], clauses: dict[str, Element], budget: int, m
 
 
 def chunk_document(doc: CleanedDocument, structure: StructuredDocument, settings: Settings) -> ChunkedDocument:
-    budget = settings.languages[doc.lang].chunk_chars
+    def budget(lang: str) -> int:  # a passage in an unconfigured language is cut like the main one
+        return settings.languages[lang if lang in settings.languages else doc.lang].chunk_chars
+
     cfg = settings.chunking
     segs = segments(doc, structure)
     vectors = _sentence_vectors(doc, segs, budget, settings)
@@ -259,17 +267,17 @@ def chunk_document(doc: CleanedDocument, structure: StructuredDocument, settings
     drafts: list[Draft] = []
     for seg in segs:
         compare = None if seg.kind == "TABLE" else (lambda candidates, units=seg.units: similarity(units, candidates))
-        for group in _pack(seg.units, budget, cfg.similarity_threshold, compare):
+        for group in _pack(seg.units, budget(seg.lang), cfg.similarity_threshold, compare):
             drafts.append(([seg], group[0][0], group[-1][1]))
     clauses = {e.clause_id: e for e in structure.elements if e.type == "CLAUSE" and e.clause_id}
     merged = _merge_tiny(drafts, clauses, budget, cfg.min_chunk_chars)
-    densities = semantic_densities([doc.text[a:b] for _, a, b in merged], doc.lang)
+    densities = semantic_densities([doc.text[a:b] for _, a, b in merged], [segs[0].lang for segs, _, _ in merged])
     chunks = []
     for index, ((segs, start, end), density) in enumerate(zip(merged, densities)):
         context = _context(structure, clauses, doc.text, segs, start)
         kinds = {seg.kind for seg in segs}
         chunks.append(Chunk(
-            chunk_id=f"{doc.doc_id}:{index:04d}", doc_id=doc.doc_id, lang=doc.lang, text=doc.text[start:end],
+            chunk_id=f"{doc.doc_id}:{index:04d}", doc_id=doc.doc_id, lang=segs[0].lang, text=doc.text[start:end],
             start=start, end=end, page_start=doc.page_at(start), page_end=doc.page_at(max(start, end - 1)),
             structure_type="TABLE" if kinds == {"TABLE"} else ("CLAUSE" if context["clause_id"] else segs[-1].kind),  # type: ignore[arg-type]
             semantic_density=density, **context,

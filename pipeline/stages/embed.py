@@ -19,12 +19,20 @@ def run(ref: DocRef, settings: Settings) -> StageResult:
     chunked = ws.read_model(ws.path(CHUNK, ref.doc_id), ChunkedDocument)
     embedder = get_embedder(settings.embedding.model, settings.embedding.batch_size)
     raw = embedder.encode([c.text for c in chunked.chunks])
-    alignment = load_production_map(settings, chunked.lang)
+    # each chunk is aligned with its own language's map (a mixed document has several)
+    maps = {lang: load_production_map(settings, lang) for lang in {chunked.lang, *(c.lang for c in chunked.chunks)}}
+    aligned = raw.copy()
+    for lang, alignment in maps.items():
+        rows = [i for i, c in enumerate(chunked.chunks) if c.lang == lang]
+        if rows:
+            aligned[rows] = alignment.apply(raw[rows])
     raw_path = ws.write_array(ws.path(EMBED, ref.doc_id, "raw.npy"), raw)
-    aligned_path = ws.write_array(ws.path(EMBED, ref.doc_id, "aligned.npy"), alignment.apply(raw))
+    aligned_path = ws.write_array(ws.path(EMBED, ref.doc_id, "aligned.npy"), aligned)
+    main = maps[chunked.lang]
     embedded = EmbeddedDocument(
         doc_id=ref.doc_id, lang=chunked.lang, embedder=embedder_id(embedder), dimension=embedder.dimension,
-        alignment_version=alignment.version, anchor_set_version=alignment.anchor_set_version,
+        alignment_version=main.version, anchor_set_version=main.anchor_set_version,
+        alignment_versions={lang: m.version for lang, m in maps.items()},
         raw_vectors=str(raw_path), aligned_vectors=str(aligned_path),
     )
     out = ws.write_model(ws.path(EMBED, ref.doc_id), embedded)

@@ -45,7 +45,8 @@ def build_objects(cleaned: CleanedDocument, chunked: ChunkedDocument, embedded: 
             "regulation_facts": json.dumps(regulation_facts(reg_ids), ensure_ascii=False),
             "source_sha256": cleaned.sha256, "pipeline_version": version,
             "extraction_method": "+".join(cleaned.extraction_methods), "extraction_engines": cleaned.engines,
-            "embedder": embedded.embedder, "alignment_version": embedded.alignment_version,
+            "embedder": embedded.embedder,
+            "alignment_version": embedded.alignment_versions.get(chunk.lang, embedded.alignment_version),
             "anchor_set_version": embedded.anchor_set_version or "none", "batch_id": batch_id,
         }
         objects.append({"uuid": chunk_uuid(properties), "properties": properties})

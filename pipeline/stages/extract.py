@@ -1,8 +1,9 @@
 """The extract stage: a source file -> pages of text blocks (ExtractedDocument).
 
 Each page is read from its text layer (pipeline.extraction.pdf, with tables from
-pipeline.extraction.tables), or, without a usable one, rasterised and OCRed
-(pipeline.extraction.scans); a scanned region on a text-layer page is OCRed too. Bad
+pipeline.extraction.tables), or, without one or with one that lies (pipeline.extraction.honesty),
+rasterised and OCRed (pipeline.extraction.scans); a scanned region on a text-layer page is
+OCRed too. Each page records why it was OCRed (``Page.ocr_reason``). Bad
 files raise DocumentError with a machine-readable reason.
 """
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from pipeline.config import Settings
 from pipeline.contracts import Block, DocRef, DocumentError, ExtractedDocument, Page, StageResult
+from pipeline.extraction.honesty import doubt
 from pipeline.extraction.pdf import (Chars, check_file, horizontal_blocks, insert_by_position, is_vertical_layer,
                                      open_pdf, vertical_blocks)
 from pipeline.extraction.scans import ocr_blocks, render_gray, scanned_regions
@@ -57,13 +59,16 @@ def _extract_page(pdf, index: int, path: Path, settings: Settings, text_engine: 
         chars = Chars(page.get_textpage(), height)
     except Exception as exc:  # PDFium raises PdfiumError for a broken page
         raise DocumentError("corrupt_pdf", f"{path.name} page {index + 1}: {type(exc).__name__}: {exc}") from exc
-    if int(chars.ink.sum()) < settings.extraction.min_text_layer_chars:
+    too_short = int(chars.ink.sum()) < settings.extraction.min_text_layer_chars
+    ocr_reason = "no_text_layer" if too_short else doubt(chars.text, chars.ink)
+    if ocr_reason:
         gray, scale = render_gray(page, settings)
         blocks, result = ocr_blocks(gray, scale, (0.0, 0.0), settings)
-        log.info("%s: page %d OCR (%s, rotation %d)", path.name, index + 1, result.direction, result.rotation)
+        log.info("%s: page %d OCR, %s (%s, rotation %d)", path.name, index + 1, ocr_reason, result.direction,
+                 result.rotation)
         return Page(page_no=index + 1, width=width, height=height, method="ocr",
                     engine="+".join(result.engines) or "ocr", direction=result.direction, blocks=blocks,
-                    rotation=result.rotation)
+                    rotation=result.rotation, ocr_reason=ocr_reason)
     engine = text_engine
     if is_vertical_layer(chars):
         blocks, direction = vertical_blocks(chars), "vertical"
@@ -87,7 +92,7 @@ def _extract_page(pdf, index: int, path: Path, settings: Settings, text_engine: 
             scanned += ocr_blocks(crop, scale, (x0, top), settings)[0]
         blocks = insert_by_position(blocks, scanned)
     return Page(page_no=index + 1, width=width, height=height, method="text_layer", engine=engine,
-                direction=direction, blocks=blocks)  # type: ignore[arg-type]
+                direction=direction, blocks=blocks, ocr_reason="scanned_region" if regions else None)  # type: ignore[arg-type]
 
 
 def run(ref: DocRef, settings: Settings) -> StageResult:

@@ -1,13 +1,12 @@
 """The language stage: ExtractedDocument -> CleanedDocument.
 
-Cleaning first (pipeline.text.cleaning), then language detection per page
-(pipeline.text.langid), voted per document by text length. A document below the confidence
-threshold or in a language not configured is quarantined.
+Cleaning first (pipeline.text.cleaning), then a language per block (pipeline.text.block_languages):
+each block keeps its own language in ``CleanedDocument.lang_spans``, the document its main
+one. A document whose text the configured languages do not cover (below the confidence
+threshold) is quarantined with the per-language shares.
 """
 
 from __future__ import annotations
-
-from collections import Counter
 
 from pipeline.config import Settings
 from pipeline.contracts import (
@@ -15,77 +14,64 @@ from pipeline.contracts import (
     DocRef,
     DocumentError,
     ExtractedDocument,
+    LangSpan,
     PageSpan,
     StageResult,
 )
 from pipeline.stages import EXTRACT, LANGUAGE
+from pipeline.text.block_languages import describe_shares, label_blocks
 from pipeline.text.cleaning import KeptBlock, clean_pages
-from pipeline.text.langid import detect_block
 from pipeline.workspace import Workspace
 
 
 def detect_document(pages: list[tuple[int, list[KeptBlock]]], settings: Settings) -> tuple[str, float]:
-    """Vote of the pages' languages, each page weighing length x detection score.
-
-    Confidence is the winner's share of all the evidence: a clean monolingual document
-    scores near 1 even where code or tables lower single-page scores; a document whose
-    pages disagree (mixed languages, OCR noise read as random languages) scores low.
-    """
-    evidence: Counter[str] = Counter()
-    budget = settings.language.sample_chars
-    for _, blocks in pages:
-        paragraph = " ".join(text for text, kind in blocks if kind == "text")
-        if len(paragraph.strip()) < 3:
-            continue
-        lang, score = detect_block(paragraph, settings)
-        weight = min(len(paragraph), budget)
-        evidence[lang] += weight * score
-        budget -= weight
-        if budget <= 0:
-            break
-    total = sum(evidence.values())
-    if not total:
-        return "und", 0.0
-    lang, score = evidence.most_common(1)[0]
-    return lang, score / total
+    """The main language of kept pages and the configured languages' coverage of them."""
+    found = label_blocks([text for _, blocks in pages for text, kind in blocks if kind == "text"], settings)
+    return found.main, found.coverage
 
 
 def clean_and_detect(doc: ExtractedDocument, settings: Settings) -> CleanedDocument:
     kept_pages, removed = clean_pages(doc, settings)
-    lang, confidence = detect_document(kept_pages, settings)
+    blocks = [(text, kind) for _, page_blocks in kept_pages for text, kind in page_blocks]
+    found = label_blocks([text if kind == "text" else "" for text, kind in blocks], settings)
     name = doc.source_path.rsplit("/", 1)[-1]
-    if lang == "und":
+    if found.main == "und":
         raise DocumentError("no_text", f"{name}: no text left after removing running matter and garbage "
                                        f"({len(removed)} line(s) removed)")
-    if lang not in settings.languages:
-        raise DocumentError("unsupported_language",
-                            f"{name}: detected language {lang!r} ({confidence:.2f}) is not configured "
-                            f"({', '.join(settings.languages)})")
-    if confidence < settings.language.min_confidence:
-        raise DocumentError("low_language_confidence",
-                            f"{name}: language {lang!r} at confidence {confidence:.2f} "
-                            f"< {settings.language.min_confidence}")
+    if found.coverage < settings.language.min_confidence:
+        reason = "unsupported_language" if found.main not in settings.languages else "low_language_confidence"
+        raise DocumentError(reason, f"{name}: the configured languages ({', '.join(settings.languages)}) cover "
+                                    f"{found.coverage:.0%} of the text < {settings.language.min_confidence:.0%}; "
+                                    f"shares {describe_shares(found.shares)}")
     # Blocks and pages are joined by a blank line: paragraph boundaries survive as "\n\n".
     text_parts: list[str] = []
     spans: list[PageSpan] = []
     tables: list[tuple[int, int]] = []
+    lang_spans: list[LangSpan] = []
+    labels = iter(found.labels)
     offset = 0
-    for page_no, blocks in kept_pages:
+    for page_no, page_blocks in kept_pages:
         page_start: int | None = None
-        for text, kind in blocks:
+        for text, kind in page_blocks:
             if text_parts:
                 offset += 2
             if page_start is None:
                 page_start = offset
             if kind == "table":
                 tables.append((offset, offset + len(text)))
+            lang = next(labels) or found.main
+            if lang_spans and lang_spans[-1].lang == lang:
+                lang_spans[-1].end = offset + len(text)
+            else:
+                lang_spans.append(LangSpan(start=offset, end=offset + len(text), lang=lang))
             text_parts.append(text)
             offset += len(text)
         if page_start is not None:
             spans.append(PageSpan(page_no=page_no, start=page_start, end=offset))
     return CleanedDocument(
-        doc_id=doc.doc_id, source_path=doc.source_path, sha256=doc.sha256, lang=lang,
-        lang_confidence=round(confidence, 4), text="\n\n".join(text_parts), pages=spans, tables=tables, removed=removed,
+        doc_id=doc.doc_id, source_path=doc.source_path, sha256=doc.sha256, lang=found.main,
+        lang_confidence=round(found.coverage, 4), lang_shares=found.shares, lang_spans=lang_spans,
+        text="\n\n".join(text_parts), pages=spans, tables=tables, removed=removed,
         extraction_methods=sorted({p.method for p in doc.pages}), engines=doc.engines,
     )
 

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Fetch the robustness corpus: 173 real PDFs from Debian bookworm packages, pinned.
+
+The list, with each package's version and .deb sha256 and each PDF's path, sha256 and page
+count, is scripts/robustness_corpus.json. The PDFs are TeX documentation in German,
+Spanish, Chinese, Japanese and other European languages (texlive-lang-*: manuals, font
+samples, one-page specimens, dictionaries' documentation), a few posters and figure-only
+files (texlive-pictures-doc) and the 276-page German Debian Reference (debian-reference-de).
+They were chosen by rule, not by outcome: in each package, the PDFs of at most 60 pages (8
+for texlive-pictures-doc) in the order of the sha256 of their path, up to a cap per package.
+No one working on Rosetta tuned on them before the first run (docs/benchmarks.md).
+
+Each .deb is downloaded with ``apt-get download NAME=VERSION`` into samples/downloads/
+(shared with fetch_doc_packages.py), checked, and only the listed PDFs are copied out of it
+into samples/robustness/<package>/ (git-ignored), each checked against its sha256. A second
+run only re-checks hashes.
+
+    .venv/bin/python scripts/fetch_robustness_corpus.py
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+from fetch_doc_packages import FetchError, download
+
+from pipeline.workspace import sha256_file
+
+ROOT = Path(__file__).resolve().parent.parent
+MANIFEST = Path(__file__).resolve().with_name("robustness_corpus.json")
+TARGET = ROOT / "samples" / "robustness"
+
+
+def local_name(package: str, path: str) -> Path:
+    """samples/robustness/<package>/<parent>__<file>: the parent folder keeps names unique."""
+    parts = Path(path).parts
+    return TARGET / package / f"{parts[-2]}__{parts[-1]}"
+
+
+def fetch() -> list[Path]:
+    manifest = json.loads(MANIFEST.read_text())
+    written: list[Path] = []
+    for pkg in manifest["packages"]:
+        wanted = {f"./{pdf['path']}": pdf for pdf in pkg["pdfs"]
+                  if not _checked(local_name(pkg["package"], pdf["path"]), pdf["sha256"])}
+        if wanted:
+            deb = download(pkg["package"], pkg["version"], pkg["deb_sha256"])
+            _extract(deb, pkg["package"], wanted)
+        written += [local_name(pkg["package"], pdf["path"]) for pdf in pkg["pdfs"]]
+        print(f"  {pkg['package']}={pkg['version']}: {len(pkg['pdfs'])} PDF(s)", flush=True)
+    return written
+
+
+def _checked(path: Path, sha256: str) -> bool:
+    return path.exists() and sha256_file(path) == sha256
+
+
+def _extract(deb: Path, package: str, wanted: dict[str, dict]) -> None:
+    """Copy the wanted members out of the package's data tarball, checking each one."""
+    tar_stream = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE)
+    assert tar_stream.stdout is not None
+    with tarfile.open(fileobj=tar_stream.stdout, mode="r|") as archive:
+        for member in archive:
+            pdf = wanted.get(member.name)
+            if pdf is None or not member.isfile():
+                continue
+            out = local_name(package, pdf["path"])
+            out.parent.mkdir(parents=True, exist_ok=True)
+            partial = out.with_suffix(".part")
+            with archive.extractfile(member) as src, open(partial, "wb") as dst:  # type: ignore[union-attr]
+                shutil.copyfileobj(src, dst)
+            if (got := sha256_file(partial)) != pdf["sha256"]:
+                partial.unlink()
+                raise FetchError(f"{package}: {pdf['path']}: sha256 {got} != pinned {pdf['sha256']}")
+            partial.rename(out)
+    if tar_stream.wait() != 0:
+        raise FetchError(f"dpkg-deb could not read {deb.name}")
+    missing = [p["path"] for p in wanted.values() if not local_name(package, p["path"]).exists()]
+    if missing:
+        raise FetchError(f"{deb.name} lacks {', '.join(missing)}")
+
+
+def main() -> int:
+    try:
+        written = fetch()
+    except (FetchError, subprocess.CalledProcessError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{len(written)} PDFs in {TARGET.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

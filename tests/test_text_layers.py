@@ -1,0 +1,57 @@
+"""Honest text layers: pages whose text layer lies are OCRed, with the reason recorded.
+
+The lying PDFs are made from a real page of the Japanese maint-guide by
+scripts/make_lying_pdfs.py (its CJK font's Unicode map removed, sent to the Private Use
+Area, or sent to spaces) and a page of pdfminer "(cid:NN)" placeholders.
+"""
+
+from __future__ import annotations
+
+import make_lying_pdfs
+import numpy as np
+import pypdfium2 as pdfium
+import pytest
+
+from pipeline.extraction.honesty import doubt
+from pipeline.extraction.pdf import Chars
+from pipeline.stages import extract
+
+
+@pytest.fixture(scope="module")
+def lying(sample_corpus, tmp_path_factory):
+    return make_lying_pdfs.write_all(tmp_path_factory.mktemp("lying"))
+
+
+def layer(path) -> Chars:
+    page = pdfium.PdfDocument(path)[0]
+    return Chars(page.get_textpage(), page.get_size()[1])
+
+
+@pytest.mark.parametrize("name, reason", [("honest", None), ("cjk-no-tounicode", "unmapped_glyphs"),
+                                          ("cjk-pua", "private_use"), ("cid-codes", "cid_codes")])
+def test_lying_layers_are_told_from_the_honest_page(lying, name, reason):
+    chars = layer(lying[name])
+    assert doubt(chars.text, chars.ink) == reason
+
+
+def test_a_page_of_replacement_characters_is_doubted():
+    text = "Debian " + "\ufffd" * 40 + " maint-guide"
+    assert doubt(text, np.array([not c.isspace() for c in text])) == "replacement_chars"
+
+
+@pytest.mark.parametrize("text", ["Straße, naïve café — “quoted” → ½ € © ∑ α β γ ЖЯ",
+                                  "这是一个测试。日本語のテキスト、カタカナ。한국어",
+                                  "icons \ue000\ue001 in a long line of ordinary English text, " * 3])
+def test_honest_text_is_not_doubted(text):
+    assert doubt(text, np.array([not c.isspace() for c in text])) is None
+
+
+def test_a_cjk_font_without_unicode_map_is_ocred(lying, settings):
+    """Before: glyph ids in stray scripts; after: the page's Japanese, read by OCR."""
+    before = layer(lying["cjk-no-tounicode"]).text
+    assert "パッチ" not in before and "patchutils" in before  # the Latin fonts kept their maps
+    (page,) = extract.extract_file(lying["cjk-no-tounicode"], settings).pages
+    assert (page.method, page.ocr_reason) == ("ocr", "unmapped_glyphs")
+    assert "パッチ" in page.text and "patchutils" in page.text
+    (honest,) = extract.extract_file(lying["honest"], settings).pages
+    assert (honest.method, honest.ocr_reason) == ("text_layer", None)
