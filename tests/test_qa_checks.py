@@ -91,3 +91,13 @@ def test_clause_label_must_agree_with_the_markers_on_a_real_regulation(settings,
     elsewhere = {**first_part, "properties": {**first_part["properties"], "clause_id": next(c for c in spans if c != cid
                                                                                    and spans[c][0] >= end)}}
     assert not checker.clause_markers_balanced(elsewhere)[0]  # names a clause it does not touch
+
+
+@pytest.mark.parametrize("line", [
+    "编译器 (FPC)，也能够很好地胜任编译任务。(参见 gpc(1), ppc386(1), ppcx64(1))",
+    "• xutils-dev - 一些通常用于 X11 的程序，使用其宏功能可以生成 Makefile 文件。(参看 imake(1)、xmkmf(1))",
+    "文档。", "本)"])
+def test_real_chinese_text_layer_lines_are_not_ocr_garbage(line):
+    """Lines of the Chinese maint-guide's text layer that once failed a bilingual batch: a
+    CJK-heavy token with three capitals, man-page references glued by 、, wrapped tails."""
+    assert not is_ocr_garbage(line, "zh")

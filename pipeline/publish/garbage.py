@@ -14,6 +14,8 @@ from pipeline.text.langid import CJK
 KANA = re.compile(r"[\u3040-\u30ff]")
 LATIN_LANGS = {"en", "de", "es"}
 FRAGMENT = re.compile(r"^[^\W\d_]{1,2}$")
+CJK_LINE_END = "。．，、）)」』】》！？：；"
+WORD_BREAK = re.compile(r"[^\w]+")  # CJK text glues "imake(1)、xmkmf(1)" into one space-free token
 
 
 def _letter_digit_switches(token: str) -> int:
@@ -28,7 +30,8 @@ def is_ocr_garbage(line: str, lang: str) -> bool:
         return False
     cjk = len(CJK.findall(squeezed)) + len(KANA.findall(squeezed))
     if len(squeezed) <= 3:
-        return True  # lone "8", "a", "日", "●": specks read as glyphs
+        # lone "8", "a", "日", "●": specks read as glyphs; not the wrapped tail of a CJK sentence ("文档。")
+        return not (cjk and squeezed[-1] in CJK_LINE_END)
     if lang in LATIN_LANGS and cjk >= max(1, len(squeezed) // 3):
         return True  # Han/kana read off dust in a European text
     if cjk >= len(squeezed) / 2 and len(set(squeezed)) <= len(squeezed) / 2:
@@ -39,9 +42,10 @@ def is_ocr_garbage(line: str, lang: str) -> bool:
     for token in tokens:
         if re.search(r"[/@:]|\.\w", token):
             continue  # paths, URLs, addresses
-        if len(token) >= 10 and _letter_digit_switches(token) >= 3:
+        if any(len(word) >= 10 and _letter_digit_switches(word) >= 3 for word in WORD_BREAK.split(token)):
             return True  # "848m48日1TAE0512M020"
-        if re.fullmatch(r"\d{12,}", token) or (len(token) >= 16 and token.isupper()):
+        capitals = sum(ch.isupper() for ch in token)  # str.isupper() is true of "(FPC)，也能够..."
+        if re.fullmatch(r"\d{12,}", token) or (len(token) >= 16 and capitals >= 0.8 * len(token)):
             return True  # "51152223132801523823", "M3NEEANNRSXAAMRAEZ"
     letters = sum(ch.isalpha() for ch in squeezed)
     return letters < len(squeezed) / 3 and not re.fullmatch(r"[\d.,:;%()\-–/+]+", squeezed)
