@@ -226,6 +226,7 @@ def _start_server(settings, binary: Path, data: Path, http_port: int, grpc_port:
     raise RuntimeError("weaviate did not start")
 
 
+@pytest.mark.integration  # starts a Weaviate server of its own
 def test_server_killed_mid_load_then_retry_writes_every_chunk_once(settings, tmp_path, monkeypatch, en_pages):
     from conftest import free_port
 

@@ -213,6 +213,7 @@ def files_holding(folder: Path, needles: dict[str, str]) -> list[str]:
     return hits
 
 
+@pytest.mark.integration  # a real rosetta ingest: Weaviate and Airflow
 def test_ingest_opens_nothing_beyond_loopback_unguarded_and_leaks_no_secret(settings, tmp_path):
     from conftest import free_port
 
