@@ -71,13 +71,14 @@ def passes_through(previous: dict[str, Any]) -> bool:
 
 
 def last_json_line(lines: list[str] | str | None) -> dict[str, Any]:
-    """The StageResult the entrypoint prints as its last stdout line; stderr shares the stream,
-    so take the last line that is a JSON object."""
+    """The StageResult the entrypoint prints as its last stdout line; stderr shares the stream
+    (the stage worker's progress line can land right after the JSON, on the same line), so take
+    the JSON object that opens the last line starting with one."""
     lines = [lines] if isinstance(lines, str) else list(lines or [])
     for line in reversed(lines):
         line = line.strip()
         if line.startswith("{"):
-            return json.loads(line)
+            return json.JSONDecoder().raw_decode(line)[0]
     raise ValueError(f"the stage printed no StageResult JSON line; last output: {lines[-5:]}")
 
 
