@@ -29,6 +29,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pipeline import pipeline_version
 from pipeline.config import Settings
 from pipeline.stores.secrets import secrets_folder
 
@@ -39,7 +40,6 @@ ENTRYPOINT = ["rosetta", "stage"]
 def image(stage: str, settings: Settings) -> str:
     """<registry>/<prefix><stage or batch>:<tag>; the tag defaults to the pipeline version, as
     `make images` tags."""
-    from pipeline import pipeline_version
     from pipeline.stages import stage as stage_named
 
     cfg = settings.containers
@@ -92,6 +92,9 @@ def container_environment(settings: Settings) -> dict[str, str]:
     env.update(ROSETTA__DATA_ROOT=str(settings.data_root), ROSETTA__SOURCE_DIR=str(settings.source_dir),
                MLFLOW_DISABLE_TELEMETRY="true")
     env.pop("ROSETTA__EXECUTION__MODE", None)  # the container runs its stage in-process
+    # The version the image is tagged with, stamped on every chunk: podman's layer cache can keep
+    # an older build's ENV in an image retagged for unchanged code.
+    env["ROSETTA_PIPELINE_VERSION"] = settings.containers.tag or pipeline_version()
     env.update({k: v for k, v in os.environ.items() if k in MLFLOW_CREDENTIALS})  # embed reads the registry
     if config_file := os.environ.get("ROSETTA_CONFIG"):
         env["ROSETTA_CONFIG"] = str(Path(config_file).resolve())
