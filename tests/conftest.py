@@ -129,6 +129,15 @@ def sample_corpus() -> Path:
     return corpus
 
 
+def sample_guides_in(source: Path, sample_corpus: Path, langs) -> Path:
+    """An empty source folder holding the sample corpus's maint-guide in each of ``langs``."""
+    shutil.rmtree(source, ignore_errors=True)
+    for lang in langs:
+        (source / lang).mkdir(parents=True)
+        shutil.copy(sample_corpus / lang / "maint-guide.pdf", source / lang / "maint-guide.pdf")
+    return source
+
+
 @pytest.fixture
 def source_dir(settings) -> Path:
     """The (empty) source folder corpus_refresh scans in tests."""

@@ -24,7 +24,7 @@ from pipeline.stores import vector_store
 from pipeline.stores.document_registry import DocumentRegistry
 from pipeline.workspace import doc_id_for
 
-from conftest import text_pdf
+from conftest import sample_guides_in, text_pdf
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GOLDEN = Path(__file__).parent / "golden"
@@ -44,11 +44,7 @@ def live_objects(client, settings) -> dict[str, tuple[dict, list[float]]]:
 def first_run(settings, weaviate_server, sample_corpus):
     from rosetta_airflow.runner import run_dag
 
-    source = settings.source_dir
-    shutil.rmtree(source, ignore_errors=True)
-    for lang in LANGS:
-        (source / lang).mkdir(parents=True)
-        shutil.copy(sample_corpus / lang / "maint-guide.pdf", source / lang / "maint-guide.pdf")
+    source = sample_guides_in(settings.source_dir, sample_corpus, LANGS)
     (source / "regs").mkdir()
     text_pdf((GOLDEN / "es-lopdgdd.txt").read_text(encoding="utf-8"), source / REGULATION_DOC)
     (source / "inbox").mkdir()

@@ -5,11 +5,12 @@ Weaviate, then asked through the retriever, the Python API and `rosetta search`.
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
 from pipeline.stores import vector_store
+
+from conftest import sample_guides_in
 
 LANGS = ["en", "de", "es", "ja", "zh"]
 GERMAN_QUESTION = "Wer ist der ursprüngliche Autor eines Programms?"
@@ -19,11 +20,7 @@ GERMAN_QUESTION = "Wer ist der ursprüngliche Autor eines Programms?"
 def five_languages(settings, weaviate_server, sample_corpus):
     from rosetta_airflow.runner import run_dag
 
-    source = settings.source_dir
-    shutil.rmtree(source, ignore_errors=True)
-    for lang in LANGS:
-        (source / lang).mkdir(parents=True)
-        shutil.copy(sample_corpus / lang / "maint-guide.pdf", source / lang / "maint-guide.pdf")
+    sample_guides_in(settings.source_dir, sample_corpus, LANGS)
     run_id, state = run_dag("corpus_refresh", {"paths": [], "force": False}, settings)
     assert state == "success", run_id
     return run_id
