@@ -5,7 +5,7 @@ PDFium's C text extraction gives reading-order lines with generated word spaces 
 character boxes at >100 pages/s, where pdfplumber's ``extract_text`` reads ~8-14 pages/s
 on these machines. Horizontal layers become paragraph blocks (tables, found by
 pipeline.extraction.tables, kept whole); vertical CJK text layers are recognised from
-the character boxes and read column by column, right to left. Bad files raise
+the character boxes and read in column order by pipeline.extraction.vertical. Bad files raise
 DocumentError with a machine-readable reason.
 """
 
@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.contracts import Block, DocumentError
+from pipeline.extraction.images import image_format
 
 # PDFium marks a hyphen it removed at a line end as U+FFFE (and keeps U+00AD soft
 # hyphens): a word split across lines ("vor\ufffekommen") is joined, a real compound
@@ -26,16 +27,21 @@ LINE_END_HYPHEN = re.compile(r"[\ufffe\x02]")
 LINE_BREAK = re.compile(r"\r\n|\n")
 
 
-def check_file(path: Path) -> None:
+def check_file(path: Path) -> str:
+    """The file's format, 'PDF' or an image format (pipeline.extraction.images), from its bytes."""
     if not path.exists():
         raise DocumentError("missing_file", f"{path} does not exist")
     if path.stat().st_size == 0:
         raise DocumentError("empty_file", f"{path} is empty (0 bytes)")
     with open(path, "rb") as handle:
         head = handle.read(1024)
-    if b"%PDF-" not in head:
-        kind = "a ZIP container (e.g. DOCX)" if head.startswith(b"PK") else "not a PDF"
-        raise DocumentError("unsupported_format", f"{path.name} is {kind}; Rosetta reads PDF files")
+    if b"%PDF-" in head:
+        return "PDF"
+    if image := image_format(head):
+        return image
+    kind = "a ZIP container (e.g. DOCX)" if head.startswith(b"PK") else "neither a PDF nor a PNG, JPEG or TIFF image"
+    raise DocumentError("unsupported_format", f"{path.name} is {kind}; Rosetta reads PDF files and scans "
+                                              "as PNG, JPEG or TIFF images")
 
 
 def open_pdf(path: Path):
@@ -72,8 +78,6 @@ class Chars:
     what costs time in Python.
     """
 
-    VERTICAL_SAMPLE = 400  # characters looked at to tell a vertical layer
-
     def __init__(self, textpage, page_height: float):
         self.textpage = textpage
         self.height = page_height
@@ -86,8 +90,9 @@ class Chars:
     def _top_left(self, left: float, bottom: float, right: float, top: float) -> tuple[float, float, float, float]:
         return (left, self.height - top, right, self.height - bottom)
 
-    def char_boxes(self, idx: np.ndarray) -> np.ndarray:
-        return np.array([self._top_left(*self.textpage.get_charbox(int(i))) for i in idx],
+    def char_boxes(self, idx: np.ndarray, loose: bool = False) -> np.ndarray:
+        """Glyph boxes, or with ``loose`` the font's cells (one column's cells share their x range)."""
+        return np.array([self._top_left(*self.textpage.get_charbox(int(i), loose=loose)) for i in idx],
                         dtype=np.float64).reshape(-1, 4)
 
     def span_box(self, start: int, end: int) -> tuple[float, float, float, float]:
@@ -99,40 +104,6 @@ class Chars:
 
 def clean_text(text: str) -> str:
     return LINE_END_HYPHEN.sub("-", SOFT_HYPHEN.sub("", text))
-
-
-def is_vertical_layer(chars: Chars) -> bool:
-    """True when consecutive characters mostly step downwards in the same column."""
-    b = chars.char_boxes(np.flatnonzero(chars.ink)[:chars.VERTICAL_SAMPLE])
-    if len(b) < 2:
-        return False
-    size = np.maximum(b[:-1, 3] - b[:-1, 1], 1.0)
-    dx, dy = b[1:, 0] - b[:-1, 0], b[1:, 1] - b[:-1, 1]
-    down = np.sum((np.abs(dx) < 0.5 * size) & (dy > 0) & (dy < 2 * size))
-    right = np.sum((np.abs(dy) < 0.5 * size) & (dx > 0) & (dx < 2 * size))
-    return bool(down > 2 * right)
-
-
-def vertical_blocks(chars: Chars) -> list[Block]:
-    """Columns right to left, each top to bottom (extract_text reads across columns)."""
-    idx = np.flatnonzero(chars.ink)
-    box = chars.char_boxes(idx)
-    columns: list[list[int]] = []  # positions into idx / box
-    for k in np.lexsort((box[:, 1], -box[:, 0])):
-        size = max(box[k, 3] - box[k, 1], 1.0)
-        if columns and abs(box[columns[-1][0], 0] - box[k, 0]) < 0.5 * size:
-            columns[-1].append(int(k))
-        else:
-            columns.append([int(k)])
-    blocks = []
-    for column in columns:
-        column.sort(key=lambda k: box[k, 1])
-        text = "".join(chars.text[idx[k]] for k in column).strip()
-        if text:
-            b = box[column]
-            blocks.append(Block(text=text, bbox=(float(b[:, 0].min()), float(b[:, 1].min()), float(b[:, 2].max()),
-                                                 float(b[:, 3].max())), direction="vertical", method="text_layer"))
-    return blocks
 
 
 def _line_spans(chars: Chars) -> list[tuple[int, int]]:

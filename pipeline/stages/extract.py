@@ -3,7 +3,7 @@
 Each page is read from its text layer (pipeline.extraction.pdf, with tables from
 pipeline.extraction.tables), or, without one or with one that lies (pipeline.extraction.honesty),
 rasterised and OCRed (pipeline.extraction.scans); a scanned region on a text-layer page is
-OCRed too. Each page records why it was OCRed (``Page.ocr_reason``). Bad
+OCRed too. PNG, JPEG and TIFF scans (pipeline.extraction.images) take the same OCR route. Each page records why it was OCRed (``Page.ocr_reason``). Bad
 files raise DocumentError with a machine-readable reason.
 """
 
@@ -18,10 +18,11 @@ import numpy as np
 from pipeline.config import Settings
 from pipeline.contracts import Block, DocRef, DocumentError, ExtractedDocument, Page, StageResult
 from pipeline.extraction.honesty import doubt
-from pipeline.extraction.pdf import (Chars, check_file, horizontal_blocks, insert_by_position, is_vertical_layer,
-                                     open_pdf, vertical_blocks)
+from pipeline.extraction.images import image_pages
+from pipeline.extraction.pdf import Chars, check_file, horizontal_blocks, insert_by_position, open_pdf
 from pipeline.extraction.scans import ocr_blocks, render_gray, scanned_regions
 from pipeline.extraction.tables import has_rulings, page_tables
+from pipeline.extraction.vertical import is_vertical_layer, vertical_blocks
 from pipeline.progress import mark_page
 from pipeline.stages import EXTRACT
 from pipeline.workspace import Workspace
@@ -30,25 +31,45 @@ log = logging.getLogger(__name__)
 
 
 def extract_file(path: Path, settings: Settings, doc_id: str = "", sha256: str = "") -> ExtractedDocument:
-    check_file(path)
+    file_format = check_file(path)
+    pages = _pdf_pages(path, settings) if file_format == "PDF" else _image_pages(path, file_format, settings)
+    if not any(b.text.strip() for p in pages for b in p.blocks):
+        raise DocumentError("no_text", f"{path.name}: no text in the text layer and none found by OCR")
+    engines = sorted({p.engine for p in pages} | {b.engine for p in pages for b in p.blocks if b.engine})
+    return ExtractedDocument(doc_id=doc_id, source_path=str(path), sha256=sha256, pages=pages, engines=engines)
+
+
+def _pdf_pages(path: Path, settings: Settings) -> list[Page]:
     pdf = open_pdf(path)
     text_engine = f"pdfium-{version('pypdfium2')}"
+    plumber: list = []  # opened once, on the first page with table rulings
     try:
         n_pages = len(pdf)
         if n_pages == 0:
             raise DocumentError("no_pages", f"{path.name} has no pages")
         if n_pages > settings.extraction.max_pages:
             raise DocumentError("too_many_pages", f"{path.name} has {n_pages} pages (max {settings.extraction.max_pages})")
-        plumber: list = []  # opened once, on the first page with table rulings
-        pages = [_extract_page(pdf, index, path, settings, text_engine, plumber) for index in range(n_pages)]
+        return [_extract_page(pdf, index, path, settings, text_engine, plumber) for index in range(n_pages)]
     finally:
         pdf.close()
         for handle in plumber:
             handle.close()
-    if not any(b.text.strip() for p in pages for b in p.blocks):
-        raise DocumentError("no_text", f"{path.name}: no text in the text layer and none found by OCR")
-    engines = sorted({p.engine for p in pages} | {b.engine for p in pages for b in p.blocks if b.engine})
-    return ExtractedDocument(doc_id=doc_id, source_path=str(path), sha256=sha256, pages=pages, engines=engines)
+
+
+def _image_pages(path: Path, file_format: str, settings: Settings) -> list[Page]:
+    """A scan saved as an image: each page (TIFF frame) OCRed like a scanned PDF page."""
+    pages = []
+    for number, image in enumerate(image_pages(path, settings.extraction.ocr_dpi, settings.extraction.max_pages),
+                                   start=1):
+        mark_page(number)
+        scale = image.dpi / 72.0
+        blocks, result = ocr_blocks(image.gray, scale, (0.0, 0.0), settings)
+        log.info("%s: page %d OCR, %s image at %.0f dpi (%s) (%s, rotation %d)", path.name, number, file_format,
+                 image.source_dpi, image.dpi_from, result.direction, result.rotation)
+        pages.append(Page(page_no=number, width=image.gray.shape[1] / scale, height=image.gray.shape[0] / scale,
+                          method="ocr", engine="+".join(result.engines) or "ocr", direction=result.direction,
+                          blocks=blocks, rotation=result.rotation, ocr_reason="image_file"))
+    return pages
 
 
 def _extract_page(pdf, index: int, path: Path, settings: Settings, text_engine: str, plumber: list) -> Page:

@@ -1,0 +1,167 @@
+"""Vertical CJK text layers (tategaki) in reading order: tier by tier from the top, in each
+tier the columns right to left, each column top to bottom.
+
+From PDFium's character boxes alone (content-stream order is not trusted: pdfplumber's
+``extract_text`` reads across the columns, and producers differ):
+
+1. Horizontal runs: consecutive characters (in text order) stepping right on one baseline,
+   wider than ``HORIZONTAL_MIN_EM`` (a heading or page number set horizontally; two digits
+   set across a column, 縦中横, stay part of their column).
+2. Tiers (段): the vertical characters' extents projected on the y axis; bands of ink
+   separated by more than ``TIER_GAP_EM`` of blank are tiers (a two-tier 二段組 page, a page
+   number under the text).
+3. Columns: in a tier, characters whose centres lie within ``COLUMN_GAP_EM`` of the next
+   across x (punctuation in its vertical form sits in the upper right of its cell, a
+   sideways Latin letter off the column's centre line; columns are >= 1.5 em apart).
+4. Paragraphs: a column that starts below the tier's top edge (an indent, a heading) or
+   follows a column that ended short starts a new block.
+
+Punctuation in vertical presentation forms (︒ ︑ ﹁ ﹂ ︵ ︶, U+FE10-FE4F) reads as its
+ordinary character (。 、 「 」 （ ）), as NFKC maps it; ー stays ー.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+import numpy as np
+
+from pipeline.contracts import Block
+from pipeline.extraction.pdf import Chars
+
+VERTICAL_SAMPLE = 400  # characters looked at to tell a vertical layer
+HORIZONTAL_MIN_EM = 1.5
+TIER_GAP_EM = 0.75
+COLUMN_GAP_EM = 0.5
+INDENT_EM = 0.5
+SHORT_COLUMN = 0.7  # of the tier's height: a column ending above this ends its paragraph
+VERTICAL_FORMS = {c: unicodedata.normalize("NFKC", chr(c)) for c in [*range(0xFE10, 0xFE1A), *range(0xFE30, 0xFE50)]
+                  if unicodedata.normalize("NFKC", chr(c)) != chr(c)}
+
+
+def is_vertical_layer(chars: Chars) -> bool:
+    """True when consecutive characters mostly step downwards in the same column."""
+    b = chars.char_boxes(np.flatnonzero(chars.ink)[:VERTICAL_SAMPLE])
+    if len(b) < 2:
+        return False
+    size = np.maximum(b[:-1, 3] - b[:-1, 1], 1.0)
+    dx, dy = b[1:, 0] - b[:-1, 0], b[1:, 1] - b[:-1, 1]
+    down = np.sum((np.abs(dx) < 0.5 * size) & (dy > 0) & (dy < 2 * size))
+    right = np.sum((np.abs(dy) < 0.5 * size) & (dx > 0) & (dx < 2 * size))
+    return bool(down > 2 * right)
+
+
+def _runs(mask: np.ndarray, bridge: int) -> list[tuple[int, int]]:
+    """[start, end) runs of True, joining runs separated by <= ``bridge`` False cells."""
+    idx = np.flatnonzero(mask)
+    if idx.size == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(idx) > bridge + 1)
+    return list(zip(np.r_[idx[0], idx[breaks + 1]].tolist(), (np.r_[idx[breaks], idx[-1]] + 1).tolist()))
+
+
+def _horizontal_runs(box: np.ndarray, em: float) -> list[list[int]]:
+    """Runs of consecutive characters stepping right on one line, wider than HORIZONTAL_MIN_EM."""
+    cx, cy = (box[:, 0] + box[:, 2]) / 2, (box[:, 1] + box[:, 3]) / 2
+    step = (np.diff(cx) > 0) & (np.diff(cx) < 1.6 * em) & (np.abs(np.diff(cy)) < 0.35 * em)
+    runs = []
+    for a, b in _runs(step, 0):
+        members = list(range(a, b + 1))
+        if box[members, 2].max() - box[members, 0].min() >= HORIZONTAL_MIN_EM * em:
+            runs.append(members)
+    return runs
+
+
+def _tiers(box: np.ndarray, em: float) -> list[tuple[float, float]]:
+    """y ranges of the bands of ink separated by more than TIER_GAP_EM of blank."""
+    cell = em / 8
+    top = float(box[:, 1].min())
+    covered = np.zeros(int((box[:, 3].max() - top) / cell) + 2, dtype=bool)
+    for t, b in zip(((box[:, 1] - top) / cell).astype(int), np.ceil((box[:, 3] - top) / cell).astype(int)):
+        covered[t:max(b, t + 1)] = True
+    return [(top + a * cell, top + b * cell) for a, b in _runs(covered, int(TIER_GAP_EM * 8))]
+
+
+def _columns(members: np.ndarray, box: np.ndarray, cells: np.ndarray, em: float) -> list[np.ndarray]:
+    """Characters of one tier grouped into columns by the centres of their cells, right to
+    left, each top to bottom."""
+    cx = (cells[members, 0] + cells[members, 2]) / 2
+    order = members[np.argsort(-cx, kind="stable")]
+    split = np.flatnonzero(-np.diff(cx[np.argsort(-cx, kind="stable")]) > COLUMN_GAP_EM * em) + 1
+    return [column[np.argsort(box[column, 1], kind="stable")] for column in np.split(order, split)]
+
+
+def _text(column, idx: np.ndarray, chars: Chars) -> str:
+    """A column's characters, with a space where the text layer had one between two of them."""
+    out = []
+    for i, k in enumerate(column):
+        if i and idx[k] > idx[column[i - 1]] + 1 and " " in chars.text[idx[column[i - 1]] + 1:idx[k]]:
+            out.append(" ")
+        out.append(chars.text[idx[k]])
+    return "".join(out).translate(VERTICAL_FORMS)
+
+
+def _bbox(b: np.ndarray) -> tuple[float, float, float, float]:
+    return (float(b[:, 0].min()), float(b[:, 1].min()), float(b[:, 2].max()), float(b[:, 3].max()))
+
+
+def vertical_blocks(chars: Chars) -> list[Block]:
+    """Paragraph blocks of a vertical layer in reading order (module docstring)."""
+    idx = np.flatnonzero(chars.ink)
+    box, cells = chars.char_boxes(idx), chars.char_boxes(idx, loose=True)
+    if not len(box):
+        return []
+    em = float(np.median(np.maximum(box[:, 2] - box[:, 0], box[:, 3] - box[:, 1]))) or 1.0
+    horizontal = _horizontal_runs(box, em)
+    upright = np.ones(len(box), dtype=bool)
+    for run in horizontal:
+        upright[run] = False
+    vertical = np.flatnonzero(upright)
+    tiers = _tiers(box[vertical], em) if vertical.size else []
+
+    def band(b: np.ndarray) -> float:
+        """The top of the tier an item lies in, or its own top outside every tier."""
+        centre = float(b[:, 1].min() + b[:, 3].max()) / 2
+        return next((t0 for t0, t1 in tiers if t0 <= centre <= t1), float(b[:, 1].min()))
+
+    # items: (band, -x of the right edge, text, boxes, direction, starts a paragraph)
+    items: list[tuple[float, float, str, np.ndarray, str, bool]] = []
+    for run in horizontal:
+        b = box[run]
+        items.append((band(b), -float(b[:, 2].max()), _text(run, idx, chars), b, "horizontal", True))
+    centre = (box[:, 1] + box[:, 3]) / 2
+    for t0, t1 in tiers:
+        members = vertical[(centre[vertical] >= t0) & (centre[vertical] <= t1)]
+        if not members.size:
+            continue
+        columns = _columns(members, box, cells, em)
+        start = min(float(box[c, 1].min()) for c in columns)
+        end = max(float(box[c, 3].max()) for c in columns)
+        previous_short = True
+        for column in columns:
+            b = box[column]
+            indented = b[:, 1].min() - start > INDENT_EM * em
+            items.append((t0, -float(b[:, 2].max()), _text(column, idx, chars), b, "vertical",
+                          previous_short or indented))
+            previous_short = b[:, 3].max() < start + SHORT_COLUMN * (end - start)
+    items.sort(key=lambda item: (item[0], item[1]))
+    blocks: list[Block] = []
+    texts: list[str] = []
+    boxes: list[np.ndarray] = []
+    direction = ""
+
+    def flush() -> None:
+        if texts and "".join(texts).strip():
+            blocks.append(Block(text="\n".join(texts), bbox=_bbox(np.vstack(boxes)), direction=direction,  # type: ignore[arg-type]
+                                method="text_layer"))
+        texts.clear()
+        boxes.clear()
+
+    for _, _, text, b, item_direction, new_paragraph in items:
+        if new_paragraph or item_direction != direction:
+            flush()
+            direction = item_direction
+        texts.append(text.strip())
+        boxes.append(b)
+    flush()
+    return blocks
