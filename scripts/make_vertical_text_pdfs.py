@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Born-digital PDFs with vertical (tategaki) text layers, typeset by Japanese TeX engines
-from real text, with their truth; and the CER Rosetta's extraction reaches on them.
+from real text, with their truth (one paragraph per line, a heading's line marked by ``# ``); and the CER Rosetta's extraction reaches on them.
 
 Text: body paragraphs and section headings of the pinned maint-guide packages in ja,
 zh-cn and zh-tw (scripts/fetch_doc_packages.py). Paragraphs whose ASCII TeX would change
@@ -48,6 +48,7 @@ FONTS = {"ja": "Noto Serif CJK JP", "zh-cn": "Noto Serif CJK SC", "zh-tw": "Noto
 TEX_CHANGES = re.compile(r"[\\{}$&#^_%~<>|`'\"@]|--")
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 HEADING = re.compile(r"^\s*\d+(?:\.\d+)+\.\s+(.+)$")
+HEADING_MARK = "# "  # starts a heading's line in the truth files
 # characters per page kind: one A5 tier holds ~520, two A4 tiers ~2400
 BUDGET = {"lualatex-1tier": 480, "lualatex-2tier": 1500, "uplatex-1tier": 1500}
 
@@ -119,11 +120,17 @@ def make(out: Path, split: str) -> list[Path]:
                 parts.append((headings[2 * number + h], used))
             name = f"{lang}-{kind}"
             typeset(tex_source(kind, lang, parts), kind, out / f"{name}.pdf")
-            truth = [line for heading, used in parts for line in (heading, *used)]
+            truth = [line for heading, used in parts for line in (f"{HEADING_MARK}{heading}", *used)]
             (out / f"{name}.txt").write_text("\n".join(truth) + "\n", encoding="utf-8")
             written += [out / f"{name}.pdf", out / f"{name}.txt"]
             print(f"wrote {name}.pdf: {len(truth)} heading(s) and paragraph(s)")
     return written
+
+
+def read_truth(pdf: Path) -> str:
+    """The printed text of a fixture: its truth file without the heading marks."""
+    lines = pdf.with_suffix(".txt").read_text(encoding="utf-8").splitlines()
+    return "\n".join(line.removeprefix(HEADING_MARK) for line in lines)
 
 
 def measure(folder: Path) -> int:
@@ -133,7 +140,7 @@ def measure(folder: Path) -> int:
     settings = get_settings()
     print(f"{'pdf':32} {'pages':>5} {'chars':>6} {'CER %':>6} {'s':>6}")
     for pdf in sorted(folder.glob("*.pdf")):
-        truth = pdf.with_suffix(".txt").read_text(encoding="utf-8")
+        truth = read_truth(pdf)
         started = time.process_time()
         doc = extract_file(pdf, settings)
         seconds = time.process_time() - started

@@ -7,17 +7,19 @@ From PDFium's character boxes alone (content-stream order is not trusted: pdfplu
 1. Horizontal runs: consecutive characters (in text order) stepping right on one baseline,
    wider than ``HORIZONTAL_MIN_EM`` (a heading or page number set horizontally; two digits
    set across a column, 縦中横, stay part of their column).
-2. Tiers (段): the vertical characters' extents projected on the y axis; bands of ink
-   separated by more than ``TIER_GAP_EM`` of blank are tiers (a two-tier 二段組 page, a page
-   number under the text).
+2. Tiers (段): the vertical characters' cells projected on the y axis; bands separated by
+   more than ``TIER_GAP_EM`` of blank are tiers (a two-tier 二段組 page, a page number under
+   the text). Glyph boxes would not do: under a ︒ or around 一 a column is blank for up to
+   0.7 em, and a short column next to a long one left that blank across the tier.
 3. Columns: in a tier, characters whose centres lie within ``COLUMN_GAP_EM`` of the next
    across x (punctuation in its vertical form sits in the upper right of its cell, a
    sideways Latin letter off the column's centre line; columns are >= 1.5 em apart).
 4. Paragraphs: a column that starts below the tier's top edge (an indent, a heading) or
    follows a column that ended short starts a new block.
 
-Punctuation in vertical presentation forms (︒ ︑ ﹁ ﹂ ︵ ︶, U+FE10-FE4F) reads as its
-ordinary character (。 、 「 」 （ ）), as NFKC maps it; ー stays ー.
+Punctuation in vertical presentation forms (︒ ︑ ︐ ﹁ ﹂ ︵ ︶, U+FE10-FE4F) reads as its
+ordinary character (。 、 ， 「 」 （ ）): NFKC's, but full-width where NFKC gives ASCII;
+ー stays ー.
 """
 
 from __future__ import annotations
@@ -31,11 +33,20 @@ from pipeline.extraction.pdf import Chars
 
 VERTICAL_SAMPLE = 400  # characters looked at to tell a vertical layer
 HORIZONTAL_MIN_EM = 1.5
-TIER_GAP_EM = 0.75
+TIER_GAP_EM = 0.5
 COLUMN_GAP_EM = 0.5
 INDENT_EM = 0.5
 SHORT_COLUMN = 0.7  # of the tier's height: a column ending above this ends its paragraph
-VERTICAL_FORMS = {c: unicodedata.normalize("NFKC", chr(c)) for c in [*range(0xFE10, 0xFE1A), *range(0xFE30, 0xFE50)]
+
+
+def _horizontal_form(code: int) -> str:
+    """A vertical presentation form's ordinary character: NFKC's, full-width where NFKC
+    gives ASCII (︐ -> ， not ",", ︵ -> （), as CJK text sets it."""
+    plain = unicodedata.normalize("NFKC", chr(code))
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in plain)
+
+
+VERTICAL_FORMS = {c: _horizontal_form(c) for c in [*range(0xFE10, 0xFE1A), *range(0xFE30, 0xFE50)]
                   if unicodedata.normalize("NFKC", chr(c)) != chr(c)}
 
 
@@ -72,12 +83,20 @@ def _horizontal_runs(box: np.ndarray, em: float) -> list[list[int]]:
     return runs
 
 
-def _tiers(box: np.ndarray, em: float) -> list[tuple[float, float]]:
-    """y ranges of the bands of ink separated by more than TIER_GAP_EM of blank."""
+def _tiers(box: np.ndarray, cells: np.ndarray, em: float) -> list[tuple[float, float]]:
+    """y ranges of the bands of ink separated by more than TIER_GAP_EM of blank.
+
+    Each character covers its cell along the column (the font's box, which leaves no gap
+    between the characters of a column where the glyph box would: the blank under ︒ or
+    around 一), cut to one em around its glyph (some fonts' cells are 1.4 em tall).
+    """
+    centre = (box[:, 1] + box[:, 3]) / 2
+    y0 = np.maximum(np.minimum(cells[:, 1], box[:, 1]), centre - em / 2)
+    y1 = np.minimum(np.maximum(cells[:, 3], box[:, 3]), centre + em / 2)
     cell = em / 8
-    top = float(box[:, 1].min())
-    covered = np.zeros(int((box[:, 3].max() - top) / cell) + 2, dtype=bool)
-    for t, b in zip(((box[:, 1] - top) / cell).astype(int), np.ceil((box[:, 3] - top) / cell).astype(int)):
+    top = float(y0.min())
+    covered = np.zeros(int((y1.max() - top) / cell) + 2, dtype=bool)
+    for t, b in zip(((y0 - top) / cell).astype(int), np.ceil((y1 - top) / cell).astype(int)):
         covered[t:max(b, t + 1)] = True
     return [(top + a * cell, top + b * cell) for a, b in _runs(covered, int(TIER_GAP_EM * 8))]
 
@@ -117,7 +136,7 @@ def vertical_blocks(chars: Chars) -> list[Block]:
     for run in horizontal:
         upright[run] = False
     vertical = np.flatnonzero(upright)
-    tiers = _tiers(box[vertical], em) if vertical.size else []
+    tiers = _tiers(box[vertical], cells[vertical], em) if vertical.size else []
 
     def band(b: np.ndarray) -> float:
         """The top of the tier an item lies in, or its own top outside every tier."""

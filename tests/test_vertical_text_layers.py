@@ -1,0 +1,53 @@
+"""Born-digital PDFs whose text layer is vertical (tategaki): real TeX output (LuaLaTeX +
+luatexja, upLaTeX + dvipdfmx) of maint-guide paragraphs in ja, zh-cn and zh-tw, one and two
+tiers, with section headings (tests/fixtures/vertical-layer, scripts/make_vertical_text_pdfs.py,
+the measurement half of the paragraphs). Read in column order: tier by tier, columns right
+to left, each top to bottom.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import scan_pages
+from make_vertical_text_pdfs import HEADING_MARK, read_truth
+from pipeline.stages import extract
+
+LAYERS = Path(__file__).parent / "fixtures" / "vertical-layer"
+PDFS = sorted(LAYERS.glob("*.pdf"))
+VERTICAL_FORMS = re.compile(r"[\ufe10-\ufe19\ufe30-\ufe4f]")
+
+
+def test_every_kind_and_language_has_a_fixture():
+    names = {p.stem for p in PDFS}
+    assert {f"{lang}-lualatex-{tiers}" for lang in ("ja", "zh-cn", "zh-tw") for tiers in ("1tier", "2tier")} <= names
+    assert "ja-uplatex-1tier" in names
+
+
+@pytest.mark.parametrize("pdf", PDFS, ids=[p.stem for p in PDFS])
+def test_vertical_layer_is_read_in_column_order(settings, pdf):
+    truth = read_truth(pdf)
+    doc = extract.extract_file(pdf, settings)
+    assert all(p.method == "text_layer" and p.direction == "vertical" for p in doc.pages if len(p.text) > 25)
+    text = "\n".join(p.text for p in doc.pages)
+    assert scan_pages.cer(truth, text) <= 1.0
+    # punctuation in its ordinary forms, as a horizontal page has it
+    assert not VERTICAL_FORMS.search(text)
+    for mark in "。、「」ー，":
+        assert text.count(mark) == truth.count(mark), mark
+
+
+@pytest.mark.parametrize("pdf", [p for p in PDFS if "2tier" in p.stem], ids=lambda p: p.stem)
+def test_headings_start_blocks_and_tiers_are_read_in_turn(settings, pdf):
+    """Each section heading is a block of its own, and the second heading (in the lower
+    tier, or further left) comes after every paragraph of the first section."""
+    lines = pdf.with_suffix(".txt").read_text(encoding="utf-8").splitlines()
+    headings = [scan_pages.normalise(line.removeprefix(HEADING_MARK)) for line in lines if line.startswith(HEADING_MARK)]
+    assert len(headings) == 2
+    blocks = [scan_pages.normalise(b.text) for p in extract.extract_file(pdf, settings).pages for b in p.blocks]
+    first, second = blocks.index(headings[0]), blocks.index(headings[1])
+    assert first == 0 and second > first + 1
+    assert sum(len(b) for b in blocks[first + 1:second]) > 400  # the first section's paragraphs come between
