@@ -25,6 +25,8 @@ APT_PACKAGES=(
   podman buildah debootstrap runc uidmap slirp4netns fuse-overlayfs netavark aardvark-dns
   # the QA review browser test (tests/test_qa_review_ui.py): headless Chromium and its driver
   chromium chromium-driver
+  # Japanese TeX engines that typeset the vertical text-layer fixtures (scripts/make_vertical_text_pdfs.py)
+  texlive-lang-japanese texlive-luatex texlive-latex-recommended
 )
 
 step "Debian packages"
