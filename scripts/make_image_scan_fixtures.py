@@ -9,8 +9,9 @@ scan_pages.py (small 300 dpi pages, mild scanner artefacts from render_scans.py)
     truncated.png        the first half of en-scan.png: a file Pillow cannot decode
 
 with their truth (NAME.txt: one paragraph per line, pages separated by a form feed line).
-Paragraphs come from the pinned maint-guide packages (scripts/fetch_doc_packages.py), after
-those the page-kind fixtures use.
+Paragraphs (of at most 160 characters) come from the pinned maint-guide packages
+(scripts/fetch_doc_packages.py): de and ja from the 31st on, en from the 39th (prose; the
+ones before are shell commands, too short for a language to be told per chunk).
 
     .venv/bin/python scripts/make_image_scan_fixtures.py
 """

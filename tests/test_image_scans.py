@@ -180,7 +180,7 @@ def test_image_scans_reach_weaviate_through_rosetta_ingest(ingested, settings, w
         assert {c["lang"] for c in mine} == {lang}
         assert {c["extraction_method"] for c in mine} == {"ocr"}
         assert all(c["source_sha256"] == row.sha256 for c in mine)
-        truth = "".join(truth_pages(path))
+        truth = "".join(truth_pages(IMAGES / name))
         assert scan_pages.cer(truth, "".join(c["text"] for c in mine)) <= 5.0
         if name.endswith(".tif"):
             assert min(c["page_start"] for c in mine) == 1 and max(c["page_end"] for c in mine) == 2
