@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -102,7 +101,10 @@ def typeset(source: str, kind: str, out_pdf: Path) -> None:
             run = subprocess.run(step, cwd=tmp, capture_output=True, text=True, env=env)
             if run.returncode != 0:
                 raise RuntimeError(f"{' '.join(step)} failed:\n{run.stdout[-2000:]}")
-        shutil.copy(Path(tmp) / "page.pdf", out_pdf)
+        # LuaTeX hashes the job's path into the file ID: a fixed one keeps reruns byte-identical
+        data = (Path(tmp) / "page.pdf").read_bytes()
+        out_pdf.write_bytes(re.sub(rb"(?<=/ID \[ <)[0-9A-F]+> <[0-9A-F]+(?=> \])",
+                                   lambda m: re.sub(rb"[0-9A-F]", b"0", m.group()), data))
 
 
 def make(out: Path, split: str) -> list[Path]:
