@@ -14,6 +14,7 @@ Page kinds, per language (Debian's texlive-lang-japanese, texlive-luatex):
     lualatex-1tier   LuaLaTeX + luatexja ``ltjtarticle`` (A5), Noto Serif CJK JP/SC/TC
                      embedded: a section heading, then paragraphs in one tier
     lualatex-2tier   the same in two tiers (``twocolumn``: 二段組, A4), two headings
+    lualatex-numbered  (ja only) one A5 tier with its page number (12) set horizontally under it
     uplatex-1tier    (ja only) upLaTeX ``utarticle`` + dvipdfmx (A4): the classic Japanese
                      TeX route, with its non-embedded Ryumin-Light/GothicBBB-Medium CID fonts
                      and a content stream that is not in reading order
@@ -49,7 +50,8 @@ CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 HEADING = re.compile(r"^\s*\d+(?:\.\d+)+\.\s+(.+)$")
 HEADING_MARK = "# "  # starts a heading's line in the truth files
 # characters per page kind: one A5 tier holds ~520, two A4 tiers ~2400
-BUDGET = {"lualatex-1tier": 480, "lualatex-2tier": 1500, "uplatex-1tier": 1500}
+BUDGET = {"lualatex-1tier": 480, "lualatex-2tier": 1500, "uplatex-1tier": 1500, "lualatex-numbered": 400}
+FIRST_PAGE = 12  # the numbered page's number, set horizontally under the text
 
 
 def texts(lang: str) -> tuple[list[str], list[str]]:
@@ -87,7 +89,8 @@ def tex_source(kind: str, lang: str, parts: list[tuple[str, list[str]]]) -> str:
         options = "a4paper,twocolumn" if kind.endswith("2tier") else "a5paper"
         head = (f"\\documentclass[{options}]{{ltjtarticle}}\n\\usepackage{{luatexja-fontspec}}\n"
                 f"\\setmainjfont{{{FONTS[lang]}}}\n\\setsansjfont{{{FONTS[lang].replace('Serif', 'Sans')}}}\n")
-    return head + "\\pagestyle{empty}\n\\begin{document}\n" + body + "\n\\end{document}\n"
+    style = f"\\pagestyle{{plain}}\\setcounter{{page}}{{{FIRST_PAGE}}}" if kind.endswith("numbered") else "\\pagestyle{empty}"
+    return head + style + "\n\\begin{document}\n" + body + "\n\\end{document}\n"
 
 
 def typeset(source: str, kind: str, out_pdf: Path) -> None:
@@ -112,7 +115,7 @@ def make(out: Path, split: str) -> list[Path]:
     written = []
     for lang in PACKAGES:
         paragraphs, headings = (half(items, split) for items in texts(lang))
-        kinds = ["lualatex-1tier", "lualatex-2tier"] + (["uplatex-1tier"] if lang == "ja" else [])
+        kinds = ["lualatex-1tier", "lualatex-2tier"] + (["uplatex-1tier", "lualatex-numbered"] if lang == "ja" else [])
         start = 0
         for number, kind in enumerate(kinds):
             n_headings = 2 if kind.endswith("2tier") or kind.startswith("uplatex") else 1
@@ -123,6 +126,7 @@ def make(out: Path, split: str) -> list[Path]:
             name = f"{lang}-{kind}"
             typeset(tex_source(kind, lang, parts), kind, out / f"{name}.pdf")
             truth = [line for heading, used in parts for line in (f"{HEADING_MARK}{heading}", *used)]
+            truth += [str(FIRST_PAGE)] if kind.endswith("numbered") else []
             (out / f"{name}.txt").write_text("\n".join(truth) + "\n", encoding="utf-8")
             written += [out / f"{name}.pdf", out / f"{name}.txt"]
             print(f"wrote {name}.pdf: {len(truth)} heading(s) and paragraph(s)")

@@ -24,7 +24,7 @@ VERTICAL_FORMS = re.compile(r"[\ufe10-\ufe19\ufe30-\ufe4f]")
 def test_every_kind_and_language_has_a_fixture():
     names = {p.stem for p in PDFS}
     assert {f"{lang}-lualatex-{tiers}" for lang in ("ja", "zh-cn", "zh-tw") for tiers in ("1tier", "2tier")} <= names
-    assert "ja-uplatex-1tier" in names
+    assert {"ja-uplatex-1tier", "ja-lualatex-numbered"} <= names
 
 
 @pytest.mark.parametrize("pdf", PDFS, ids=[p.stem for p in PDFS])
@@ -51,3 +51,12 @@ def test_headings_start_blocks_and_tiers_are_read_in_turn(settings, pdf):
     first, second = blocks.index(headings[0]), blocks.index(headings[1])
     assert first == 0 and second > first + 1
     assert sum(len(b) for b in blocks[first + 1:second]) > 400  # the first section's paragraphs come between
+
+
+def test_a_page_number_under_the_text_is_read_last_and_across(settings):
+    """Its two digits step right: they are one horizontal item below the tier, not two
+    columns read right to left ("21")."""
+    (page,) = extract.extract_file(LAYERS / "ja-lualatex-numbered.pdf", settings).pages
+    last = page.blocks[-1]
+    assert (last.text, last.direction) == ("12", "horizontal")
+    assert all(b.direction == "vertical" for b in page.blocks[:-1])

@@ -5,8 +5,9 @@ From PDFium's character boxes alone (content-stream order is not trusted: pdfplu
 ``extract_text`` reads across the columns, and producers differ):
 
 1. Horizontal runs: consecutive characters (in text order) stepping right on one baseline,
-   wider than ``HORIZONTAL_MIN_EM`` (a heading or page number set horizontally; two digits
-   set across a column, 縦中横, stay part of their column).
+   wider than ``HORIZONTAL_MIN_EM`` (a heading set horizontally), or narrower with nothing
+   above or below them (a page number); two digits set across inside a column (縦中横)
+   stay part of it.
 2. Tiers (段): the vertical characters' cells projected on the y axis; bands separated by
    more than ``TIER_GAP_EM`` of blank are tiers (a two-tier 二段組 page, a page number under
    the text). Glyph boxes would not do: under a ︒ or around 一 a column is blank for up to
@@ -72,13 +73,19 @@ def _runs(mask: np.ndarray, bridge: int) -> list[tuple[int, int]]:
 
 
 def _horizontal_runs(box: np.ndarray, em: float) -> list[list[int]]:
-    """Runs of consecutive characters stepping right on one line, wider than HORIZONTAL_MIN_EM."""
+    """Runs of consecutive characters stepping right on one line: wider than
+    HORIZONTAL_MIN_EM, or narrower but with no other character within 1.5 em above or
+    below them (a page number "12"; two digits set across inside a column stay in it)."""
     cx, cy = (box[:, 0] + box[:, 2]) / 2, (box[:, 1] + box[:, 3]) / 2
     step = (np.diff(cx) > 0) & (np.diff(cx) < 1.6 * em) & (np.abs(np.diff(cy)) < 0.35 * em)
     runs = []
     for a, b in _runs(step, 0):
         members = list(range(a, b + 1))
-        if box[members, 2].max() - box[members, 0].min() >= HORIZONTAL_MIN_EM * em:
+        x0, top, x1, bottom = box[members, 0].min(), box[members, 1].min(), box[members, 2].max(), box[members, 3].max()
+        others = np.ones(len(box), dtype=bool)
+        others[members] = False
+        near = others & (box[:, 0] < x1) & (box[:, 2] > x0) & (box[:, 3] > top - 1.5 * em) & (box[:, 1] < bottom + 1.5 * em)
+        if x1 - x0 >= HORIZONTAL_MIN_EM * em or not near.any():
             runs.append(members)
     return runs
 
