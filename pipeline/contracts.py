@@ -183,6 +183,7 @@ class Element(BaseModel):
     title: str | None = None
     clause_id: str | None = None  # the clause this element belongs to (a CLAUSE: its own id)
     parent_id: str | None = None  # a CLAUSE: the id of the clause it is nested in
+    item: bool = False  # a CLAUSE that is an item of a list ("a)", "1. die ...", 一　..., （一）)
 
 
 class StructuredDocument(BaseModel):

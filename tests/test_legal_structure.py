@@ -133,3 +133,93 @@ def test_statute_running_heads_leave_the_text_and_absaetze_nest_under_their_para
     # (3) is one short sentence, joined to (2): the label names both
     assert holding_2.clause_numbers == ["§ 1"] and holding_2.clause_path == "§ 1 (2)–(3)"
     assert next(c for c in chunks if "(1) Der Verein führt" in c.text).clause_path == "§ 1 (1)"
+
+
+NESTED = {
+    "de": ("""§ 1 Aufgaben des Vorstands
+(1) Der Vorstand führt die Geschäfte des Vereins nach Maßgabe dieser Satzung und der Beschlüsse.
+(2) Dem Vorstand obliegen insbesondere:
+1. die Verwaltung des Vereinsvermögens und die Führung der Bücher über alle Einnahmen und Ausgaben,
+2. die Vorbereitung der Mitgliederversammlung, insbesondere:
+a) die Aufstellung der Tagesordnung mit allen Anträgen, die bis zum Stichtag eingegangen sind,
+b) die Einberufung der Versammlung in Textform unter Einhaltung einer Frist von zwei Wochen;
+3. die Ausführung der Beschlüsse der Mitgliederversammlung.
+§ 1 Abs. 2 gilt für den Kassenwart entsprechend, soweit die Mitgliederversammlung nichts anderes bestimmt.
+(3) Der Vorstand ist ehrenamtlich tätig.
+
+§ 2 Mitgliederversammlung
+Die Mitgliederversammlung tagt einmal im Jahr.
+Art. 5 Abs. 1 der Satzung bleibt unberührt.""",
+           ["§ 1", "§ 1 (1)", "§ 1 (2)", "§ 1 (2) 1", "§ 1 (2) 2", "§ 1 (2) 2 a)", "§ 1 (2) 2 b)", "§ 1 (2) 3",
+            "§ 1 (3)", "§ 2"], "§ 1 (2) 2 a)", "a) die Aufstellung"),
+    "es": ("""Artículo 5. Tratamiento de datos
+1. El responsable tratará los datos personales de los interesados en las condiciones siguientes:
+a) de forma lícita, leal y transparente en relación con el interesado y con sus derechos;
+b) con fines determinados, explícitos y legítimos, sin tratarlos ulteriormente de manera incompatible.
+2. Lo dispuesto en el apartado 1 no se aplicará a los tratamientos con fines de archivo.
+Artículo 5, apartado 2, de la Ley Orgánica se aplicará igualmente a los ficheros públicos.
+Apartado 3. Excepciones
+Las excepciones se regirán por su normativa específica.
+Artículo 6. Licitud del tratamiento""",
+           ["Artículo 5", "Artículo 5 1", "Artículo 5 1 a)", "Artículo 5 1 b)", "Artículo 5 2", "Artículo 5 Apartado 3",
+            "Artículo 6"], "Artículo 5 1 b)", "b) con fines"),
+    "ja": ("""第十条　個人情報取扱事業者は、次に掲げる場合を除くほか、あらかじめ本人の同意を得ないで、個人データを第三者に提供してはならない。
+一　法令に基づく場合であって、当該提供について所管する行政機関の長から求めがあったとき
+二　人の生命、身体又は財産の保護のために必要がある場合であって、本人の同意を得ることが困難であるとき
+２　前項の規定にかかわらず、次に掲げる場合には、当該個人データの提供を受ける者は、第三者に該当しないものとする。
+一　個人情報取扱事業者が利用目的の達成に必要な範囲内において個人データの取扱いの全部又は一部を委託することに伴って当該個人データが提供される場合
+第十一条　個人情報取扱事業者は、保有個人データに関する事項について、本人の知り得る状態に置かなければならない。""",
+           ["第十条", "第十条 一", "第十条 二", "第十条 ２", "第十条 ２ 一", "第十一条"], "第十条 ２ 一", "一　個人情報取扱事業者が"),
+    "zh": ("""第十三条　符合下列情形之一的，个人信息处理者方可处理个人信息：
+（一）取得个人的同意，并且处理目的、处理方式和处理的个人信息种类已向个人明确告知，个人在充分知情的前提下自愿、明确作出；
+（二）为订立、履行个人作为一方当事人的合同所必需，或者按照依法制定的劳动规章制度和依法签订的集体合同实施人力资源管理所必需；
+依照本法其他有关规定，处理个人信息应当取得个人同意，但是有前款第二项至第七项规定情形的，不需取得个人同意。
+第十四条　基于个人同意处理个人信息的，该同意应当由个人在充分知情的前提下自愿、明确作出。""",
+           ["第十三条", "第十三条 （一）", "第十三条 （二）", "第十四条"], "第十三条 （二）", "（二）为订立"),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(NESTED))
+def test_items_nest_under_their_article_and_paragraph_and_chunks_carry_the_full_path(settings, lang):
+    """Numbered and lettered items ("1.", "a)"), Spanish apartados, Japanese 項/号 (２, 一) and
+    Chinese 项 (（一）) are levels under their article; a citation at a line start ("§ 1 Abs. 2
+    gilt ...", "Artículo 5, apartado 2, de la Ley ...") opens nothing; a chunk inside an item is
+    labelled with the whole path."""
+    from pipeline.stages import chunk, structure
+    from test_structure import cleaned
+
+    text, paths, item_path, item_start = NESTED[lang]
+    doc = cleaned(text, lang)
+    tagged = structure.tag(doc)
+    clauses = {e.clause_id: e for e in tagged.elements if e.type == "CLAUSE"}
+
+    assert [" ".join(_chain(clauses, c)) for c in clauses.values()] == paths
+    small = settings.model_copy(update={"chunking": settings.chunking.model_copy(update={"min_chunk_chars": 0})})
+    chunks = chunk.chunk_document(doc, tagged, small).chunks
+    assert next(c for c in chunks if c.text.startswith(item_start)).clause_path == item_path
+
+
+def _chain(clauses: dict, clause) -> list[str]:
+    numbers = []
+    while clause is not None:
+        numbers.append(clause.number or "")
+        clause = clauses.get(clause.parent_id)
+    return numbers[::-1]
+
+
+@pytest.mark.parametrize("line, lang", [("§ 3 Abs. 2 gilt entsprechend.", "de"), ("Art. 5 Satz 1 bleibt unberührt.", "de"),
+                                        ("§ 12 Nr. 3 ist nicht anzuwenden.", "de"),
+                                        ("Artículo 5, apartado 2, de la Ley Orgánica.", "es"),
+                                        ("Apartado 2 del artículo 5 establece lo siguiente.", "es")])
+def test_a_citation_at_a_line_start_is_no_clause(line, lang):
+    assert match_line(line, lang) is None
+
+
+def test_a_lettered_list_outside_any_clause_stays_a_list():
+    from pipeline.stages import structure
+    from test_structure import cleaned
+
+    tagged = structure.tag(cleaned("Preamble of the parties:\na) the first party;\nb) the second party.\n\nArticle 1 Scope\n"
+                                   "(a) This applies to all goods.\n", "en"))
+    numbers = [(e.number, e.parent_id is None) for e in tagged.elements if e.type == "CLAUSE"]
+    assert numbers == [("Article 1", True), ("(a)", False)]
