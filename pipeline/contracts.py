@@ -91,6 +91,8 @@ class Block(BaseModel):
     kind: Literal["text", "table"] = "text"
     method: Literal["text_layer", "ocr"] | None = None  # per block: a text-layer page can hold OCRed regions
     engine: str | None = None  # set where the block's engine differs from the page's (OCR)
+    # why the text layer's rendering marks the block a watermark (pipeline.extraction.watermarks)
+    watermark: str | None = None
 
 
 class Page(BaseModel):

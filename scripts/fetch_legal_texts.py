@@ -9,8 +9,8 @@ unpacked) or a plain-text file (or a part of one, between two marker lines) prin
 headless Chromium (A4, the browser's default margins, text in a <pre> block as a browser shows a
 .txt file). Written to samples/downloads/legal/<name>.pdf (git-ignored).
 
-    .venv/bin/python scripts/fetch_legal_texts.py             # every document, and the fixture
-                                                              # copies (FIXTURE_COPIES) in tests/fixtures
+    .venv/bin/python scripts/fetch_legal_texts.py             # every document, and the fixtures
+                                                              # (FIXTURE_COPIES, WATERMARKED) in tests/fixtures
     from fetch_legal_texts import fetch; paths = fetch()      # {name: pdf path}
 """
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import html
+import re
 import subprocess
 import tempfile
 import sys
@@ -30,6 +31,13 @@ from fetch_sample_corpus import write_page_subset
 LEGAL = DOWNLOADS / "legal"
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 FIXTURE_COPIES = {"en-gpl2-install-guide": "en-gpl2.pdf", "de-scrjura-satzung": "de-scrjura-satzung.pdf"}
+# Fixtures printed with a watermark as browsers print one (a fixed element, turned 45 degrees, grey
+# and translucent, over the text of every page), each article starting a page so that its heading
+# sits where the last page's did: (document, fixture, watermark, the line each page starts with).
+WATERMARKED = [("en-ipa-font-license", "en-ipa-watermarked.pdf", "CONFIDENTIAL", r"Article \d+"),
+               ("ja-ipa-font-license", "ja-ipa-watermarked.pdf", "社外秘", r"第[0-9０-９]+条")]
+WATERMARK_STYLE = ("position: fixed; top: 38%; left: 8%; font: 88px sans-serif; color: rgba(128, 128, 128, 0.35); "
+                   "transform: rotate(-45deg)")
 IG = "installation-guide-amd64"
 IG_PACKAGE = Package(IG, "20230508+deb12u1", "812c43e1dc906daf671e3efe953dc023205c238e5bd5a3021ce4ca142793573a",
                      "en", ())
@@ -114,10 +122,15 @@ def _text_in(root: Path, doc: LegalDocument) -> str:
     return "\n".join(lines).strip() + "\n"
 
 
-def print_to_pdf(text: str, lang: str, out: Path) -> None:
-    """The text printed by headless Chromium, as a browser prints a plain-text page."""
+def print_to_pdf(text: str, lang: str, out: Path, watermark: str = "", page_starts: str = "") -> None:
+    """The text printed by headless Chromium, as a browser prints a plain-text page; with a
+    watermark on every page, and a page break before each line matching ``page_starts``."""
+    parts = re.split(f"(?m)^(?=(?:{page_starts}))", text) if page_starts else [text]
+    body = "".join(f'<pre style="white-space: pre-wrap{"; break-before: page" if i else ""}">{html.escape(part)}</pre>'
+                   for i, part in enumerate(parts))
+    mark = f'<div style="{WATERMARK_STYLE}">{html.escape(watermark)}</div>' if watermark else ""
     page = (f'<!DOCTYPE html><html lang="{lang}"><head><meta charset="utf-8"></head>'
-            f'<body><pre style="white-space: pre-wrap">{html.escape(text)}</pre></body></html>')
+            f'<body>{mark}{body}</body></html>')
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "document.html"
         source.write_text(page, encoding="utf-8")
@@ -152,6 +165,10 @@ def main() -> int:
         print(f"  {name}  {path.relative_to(DOWNLOADS.parent.parent)}")
     for name, fixture in FIXTURE_COPIES.items():
         (FIXTURES / fixture).write_bytes(paths[name].read_bytes())
+        print(f"  fixture {fixture}  {(FIXTURES / fixture).stat().st_size:,} bytes")
+    for name, fixture, watermark, page_starts in WATERMARKED:
+        doc = next(d for d in DOCUMENTS if d.name == name)
+        print_to_pdf(_text_in(fetch_one(PACKAGES[doc.package]), doc), doc.lang, FIXTURES / fixture, watermark, page_starts)
         print(f"  fixture {fixture}  {(FIXTURES / fixture).stat().st_size:,} bytes")
     return 0
 

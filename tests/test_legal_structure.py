@@ -54,6 +54,17 @@ def test_no_heading_of_a_registered_form_is_removed_by_cleaning(settings, form):
     assert kept_lines.count(form.example_line(3)) >= PAGES
 
 
+@pytest.mark.parametrize("form", [f for f in forms() if "{" in f.example], ids=lambda f: f.id)
+def test_a_heading_drawn_like_a_watermark_is_still_kept(settings, form):
+    """The rendering's verdict never removes structure: a heading of a registered form in a
+    block the extraction marked as a watermark (a grey, turned title) stays."""
+    pages = [page(n, [(form.example_line(n), 70), (f"{BODY} {chr(64 + n)}", 100)]) for n in range(1, 4)]
+    for p in pages:
+        p.blocks[0] = p.blocks[0].model_copy(update={"watermark": "diagonal 45°, light 0.83", "method": "text_layer"})
+    kept, removed = cleaning.clean_pages(document(pages), settings)
+    assert removed == []
+
+
 def test_a_running_header_repeating_the_current_paragraph_is_removed_with_its_position(settings):
     running = "§ 1 Name, Rechtsform, Sitz des Vereins"
     pages = [page(n, [(running, 30), (f"({n}) {BODY}", 100), (str(n), 800)]) for n in range(1, 5)]
@@ -223,3 +234,41 @@ def test_a_lettered_list_outside_any_clause_stays_a_list():
                                    "(a) This applies to all goods.\n", "en"))
     numbers = [(e.number, e.parent_id is None) for e in tagged.elements if e.type == "CLAUSE"]
     assert numbers == [("Article 1", True), ("(a)", False)]
+
+
+@pytest.mark.parametrize("fixture, watermark, headings", [
+    ("en-ipa-watermarked.pdf", "CONFIDENTIAL", [f"Article {n}" for n in range(1, 6)]),
+    ("ja-ipa-watermarked.pdf", "社外秘", ["第1条", "第２条", "第３条", "第４条", "第５条"])])
+def test_a_drawn_watermark_is_removed_by_its_rendering_and_article_headings_stay(settings, fixture, watermark, headings):
+    """The IPA font licence (en, ja) printed by Chromium with a grey, translucent watermark
+    turned 45 degrees over every page, each article opening a page at the same place
+    (scripts/fetch_legal_texts.py WATERMARKED). PDFium reads the watermark into the last line it
+    crosses; the extraction cuts it off by its rendering, cleaning removes it with its reason
+    and place, and every article heading stays a clause."""
+    from pathlib import Path
+
+    from pipeline.stages import extract, language, structure
+
+    extracted = extract.extract_file(Path(__file__).parent / "fixtures" / fixture, settings, doc_id="wm")
+    marked = [(p.page_no, b.text, b.watermark) for p in extracted.pages for b in p.blocks if b.watermark]
+    assert [(n, text) for n, text, _ in marked] == [(p.page_no, watermark) for p in extracted.pages]
+    assert all("diagonal" in why and "light" in why for _, _, why in marked)
+    cleaned = language.clean_and_detect(extracted, settings)
+    assert {(r.text, r.reason) for r in cleaned.removed} == {(watermark, "watermark")}
+    assert all(r.bbox is not None and r.line_no is not None for r in cleaned.removed)
+    assert watermark not in cleaned.text
+    top = [e.number for e in structure.tag(cleaned).elements if e.type == "CLAUSE" and e.parent_id is None]
+    assert top == headings
+
+
+def test_repetition_alone_makes_no_watermark_of_a_text_layer_line(settings):
+    """The same short line in the body of every page, drawn like the text around it, stays
+    (only OCRed text, which has no rendering, is judged by repetition)."""
+    pages = [page(n, [(f"{BODY} {chr(64 + n)}", 100), ("Subject to the conditions below.", 300)]) for n in range(1, 11)]
+    for p in pages:
+        p.blocks = [b.model_copy(update={"method": "text_layer"}) for b in p.blocks]
+    kept, removed = cleaning.clean_pages(document(pages), settings)
+    assert removed == []
+    ocr = [p.model_copy(update={"blocks": [b.model_copy(update={"method": "ocr"}) for b in p.blocks]}) for p in pages]
+    _, removed = cleaning.clean_pages(document(ocr), settings)
+    assert {(r.text, r.reason) for r in removed} == {("Subject to the conditions below.", "watermark")}
