@@ -41,13 +41,15 @@ WATERMARK_STYLE = ("position: fixed; top: 38%; left: 8%; font: 88px sans-serif; 
 IG = "installation-guide-amd64"
 IG_PACKAGE = Package(IG, "20230508+deb12u1", "812c43e1dc906daf671e3efe953dc023205c238e5bd5a3021ce4ca142793573a",
                      "en", ())
-LICENSES, ARPHIC, IPA, TL_DE = "base-files", "fonts-arphic-ukai", "fonts-ipafont-gothic", "texlive-lang-german"
+LICENSES, ARPHIC, IPA, TL_DE, SILKAJ = ("base-files", "fonts-arphic-ukai", "fonts-ipafont-gothic", "texlive-lang-german",
+                                        "silkaj")
 PACKAGES = {p.name: p for p in (
     IG_PACKAGE,
     Package(LICENSES, "12.4+deb12u15", "3eb1ea6d85488f488cc2a163b98ad640ef88cee4c79287cf14e361aaf6206f47", "en", ()),
     Package(ARPHIC, "0.2.20080216.2-5", "b9db73184895b067f7911f9adbf3b137df99c2d4ec5425b4ad779a9834b7110b", "zh", ()),
     Package(IPA, "00303-23", "5f8e0270654fec6577fffa96015067352440065c0b49bbc8b076745a6b4bf3d3", "ja", ()),
     Package(TL_DE, "2022.20230122-1", "52b567e7485f66f39deb0fc0a1a8a7006f121b6c2cf2a751bd5475969e20cf1d", "de", ()),
+    Package(SILKAJ, "0.11.0-2", "ba1a74be556b4c93c3267359c3fb80a15ddc438f5d74b8d270495378b0e99ee7", "es", ()),
 )}
 
 
@@ -69,16 +71,10 @@ IPA_COPYRIGHT = "usr/share/doc/fonts-ipafont-gothic/copyright"  # the IPA licenc
 
 
 DOCUMENTS = [
-    # Appendix F of the installation guide: the GNU GPL version 2 (the English original, and
-    # the unofficial translations the guide ships).
+    # Appendix F of the installation guide: the GNU GPL version 2 in English (its translations,
+    # in the same guide, are kept out: an independent check uses them).
     LegalDocument("en-gpl2-install-guide", "en", IG, "usr/share/doc/installation-guide-amd64/en/install.en.pdf.gz",
                   110, 113),
-    LegalDocument("de-gpl2-install-guide", "de", IG, "usr/share/doc/installation-guide-amd64/de/install.de.pdf.gz",
-                  124, 129),
-    LegalDocument("es-gpl2-install-guide", "es", IG, "usr/share/doc/installation-guide-amd64/es/install.es.pdf.gz",
-                  117, 121),
-    LegalDocument("zh-gpl2-install-guide", "zh", IG,
-                  "usr/share/doc/installation-guide-amd64/zh_CN/install.zh_CN.pdf.gz", 104, 107),
     LegalDocument("en-gpl3", "en", LICENSES, f"{COMMON}/GPL-3"),
     LegalDocument("en-apache2", "en", LICENSES, f"{COMMON}/Apache-2.0"),
     LegalDocument("en-lgpl21", "en", LICENSES, f"{COMMON}/LGPL-2.1"),
@@ -95,6 +91,8 @@ DOCUMENTS = [
     LegalDocument("zh-arphic-pl-traditional", "zh", ARPHIC, f"{ARPHIC_DOC}/zh_TW.UTF-8/ARPHICPL.TXT.gz"),
     LegalDocument("ja-ipa-font-license", "ja", IPA, IPA_COPYRIGHT, begin="IPAフォントライセンスv1.0",
                   end="IPA Font License Agreement v1.0"),
+    # The Ğ1 currency licence (Spanish), numbered commitments "1°)" ... "4b°)" (silkaj ships it).
+    LegalDocument("es-g1-licencia", "es", SILKAJ, "usr/lib/python3/dist-packages/g1_monetary_license/g1_monetary_license_es.rst"),
 ]
 
 
