@@ -41,8 +41,8 @@ WATERMARK_STYLE = ("position: fixed; top: 38%; left: 8%; font: 88px sans-serif; 
 IG = "installation-guide-amd64"
 IG_PACKAGE = Package(IG, "20230508+deb12u1", "812c43e1dc906daf671e3efe953dc023205c238e5bd5a3021ce4ca142793573a",
                      "en", ())
-LICENSES, ARPHIC, IPA, TL_DE, SILKAJ = ("base-files", "fonts-arphic-ukai", "fonts-ipafont-gothic", "texlive-lang-german",
-                                        "silkaj")
+LICENSES, ARPHIC, IPA, TL_DE, SILKAJ, LICENSEE = ("base-files", "fonts-arphic-ukai", "fonts-ipafont-gothic",
+                                                  "texlive-lang-german", "silkaj", "ruby-licensee")
 PACKAGES = {p.name: p for p in (
     IG_PACKAGE,
     Package(LICENSES, "12.4+deb12u15", "3eb1ea6d85488f488cc2a163b98ad640ef88cee4c79287cf14e361aaf6206f47", "en", ()),
@@ -50,6 +50,7 @@ PACKAGES = {p.name: p for p in (
     Package(IPA, "00303-23", "5f8e0270654fec6577fffa96015067352440065c0b49bbc8b076745a6b4bf3d3", "ja", ()),
     Package(TL_DE, "2022.20230122-1", "52b567e7485f66f39deb0fc0a1a8a7006f121b6c2cf2a751bd5475969e20cf1d", "de", ()),
     Package(SILKAJ, "0.11.0-2", "ba1a74be556b4c93c3267359c3fb80a15ddc438f5d74b8d270495378b0e99ee7", "es", ()),
+    Package(LICENSEE, "9.15.2-4", "871ba9e8728ccf9e7a10f1c36a6c105a65b5595a3db9733361adf9838b14ee01", "zh", ()),
 )}
 
 
@@ -92,6 +93,11 @@ DOCUMENTS = [
     LegalDocument("ja-ipa-font-license", "ja", IPA, IPA_COPYRIGHT, begin="IPAフォントライセンスv1.0",
                   end="IPA Font License Agreement v1.0"),
     # The Ğ1 currency licence (Spanish), numbered commitments "1°)" ... "4b°)" (silkaj ships it).
+    # The Mulan permissive licence v2 in Chinese (its English half left out), as choosealicense.com
+    # has it (ruby-licensee vendors it).
+    LegalDocument("zh-mulan-psl2", "zh", LICENSEE,
+                  "usr/share/rubygems-integration/all/gems/licensee-9.15.2/vendor/choosealicense.com/_licenses/"
+                  "mulanpsl-2.0.txt", begin="木兰宽松许可证, 第2版", end="Mulan Permissive Software License，Version 2"),
     LegalDocument("es-g1-licencia", "es", SILKAJ, "usr/lib/python3/dist-packages/g1_monetary_license/g1_monetary_license_es.rst"),
 ]
 
@@ -116,7 +122,9 @@ def _text_in(root: Path, doc: LegalDocument) -> str:
     if doc.begin:
         first = next(i for i, line in enumerate(lines) if doc.begin in line)
         last = next(i for i in range(first + 1, len(lines)) if doc.end in lines[i])
-        lines = ["" if line.strip() == "." else line[1:] for line in lines[first:last]]
+        lines = lines[first:last]
+        if doc.path.endswith("/copyright"):
+            lines = ["" if line.strip() == "." else line[1:] for line in lines]
     return "\n".join(lines).strip() + "\n"
 
 
