@@ -91,6 +91,8 @@ class Block(BaseModel):
     kind: Literal["text", "table"] = "text"
     method: Literal["text_layer", "ocr"] | None = None  # per block: a text-layer page can hold OCRed regions
     engine: str | None = None  # set where the block's engine differs from the page's (OCR)
+    # why the text layer's rendering marks the block a watermark (pipeline.extraction.watermarks)
+    watermark: str | None = None
 
 
 class Page(BaseModel):
@@ -183,6 +185,7 @@ class Element(BaseModel):
     title: str | None = None
     clause_id: str | None = None  # the clause this element belongs to (a CLAUSE: its own id)
     parent_id: str | None = None  # a CLAUSE: the id of the clause it is nested in
+    item: bool = False  # a CLAUSE that is an item of a list ("a)", "1. die ...", 一　..., （一）)
 
 
 class StructuredDocument(BaseModel):

@@ -9,8 +9,8 @@ unpacked) or a plain-text file (or a part of one, between two marker lines) prin
 headless Chromium (A4, the browser's default margins, text in a <pre> block as a browser shows a
 .txt file). Written to samples/downloads/legal/<name>.pdf (git-ignored).
 
-    .venv/bin/python scripts/fetch_legal_texts.py             # every document, and the fixture
-                                                              # copies (FIXTURE_COPIES) in tests/fixtures
+    .venv/bin/python scripts/fetch_legal_texts.py             # every document, and the fixtures
+                                                              # (FIXTURE_COPIES, WATERMARKED) in tests/fixtures
     from fetch_legal_texts import fetch; paths = fetch()      # {name: pdf path}
 """
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import html
+import re
 import subprocess
 import tempfile
 import sys
@@ -30,16 +31,26 @@ from fetch_sample_corpus import write_page_subset
 LEGAL = DOWNLOADS / "legal"
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 FIXTURE_COPIES = {"en-gpl2-install-guide": "en-gpl2.pdf", "de-scrjura-satzung": "de-scrjura-satzung.pdf"}
+# Fixtures printed with a watermark as browsers print one (a fixed element, turned 45 degrees, grey
+# and translucent, over the text of every page), each article starting a page so that its heading
+# sits where the last page's did: (document, fixture, watermark, the line each page starts with).
+WATERMARKED = [("en-ipa-font-license", "en-ipa-watermarked.pdf", "CONFIDENTIAL", r"Article \d+"),
+               ("ja-ipa-font-license", "ja-ipa-watermarked.pdf", "社外秘", r"第[0-9０-９]+条")]
+WATERMARK_STYLE = ("position: fixed; top: 38%; left: 8%; font: 88px sans-serif; color: rgba(128, 128, 128, 0.35); "
+                   "transform: rotate(-45deg)")
 IG = "installation-guide-amd64"
 IG_PACKAGE = Package(IG, "20230508+deb12u1", "812c43e1dc906daf671e3efe953dc023205c238e5bd5a3021ce4ca142793573a",
                      "en", ())
-LICENSES, ARPHIC, IPA, TL_DE = "base-files", "fonts-arphic-ukai", "fonts-ipafont-gothic", "texlive-lang-german"
+LICENSES, ARPHIC, IPA, TL_DE, SILKAJ, LICENSEE = ("base-files", "fonts-arphic-ukai", "fonts-ipafont-gothic",
+                                                  "texlive-lang-german", "silkaj", "ruby-licensee")
 PACKAGES = {p.name: p for p in (
     IG_PACKAGE,
     Package(LICENSES, "12.4+deb12u15", "3eb1ea6d85488f488cc2a163b98ad640ef88cee4c79287cf14e361aaf6206f47", "en", ()),
     Package(ARPHIC, "0.2.20080216.2-5", "b9db73184895b067f7911f9adbf3b137df99c2d4ec5425b4ad779a9834b7110b", "zh", ()),
     Package(IPA, "00303-23", "5f8e0270654fec6577fffa96015067352440065c0b49bbc8b076745a6b4bf3d3", "ja", ()),
     Package(TL_DE, "2022.20230122-1", "52b567e7485f66f39deb0fc0a1a8a7006f121b6c2cf2a751bd5475969e20cf1d", "de", ()),
+    Package(SILKAJ, "0.11.0-2", "ba1a74be556b4c93c3267359c3fb80a15ddc438f5d74b8d270495378b0e99ee7", "es", ()),
+    Package(LICENSEE, "9.15.2-4", "871ba9e8728ccf9e7a10f1c36a6c105a65b5595a3db9733361adf9838b14ee01", "zh", ()),
 )}
 
 
@@ -61,16 +72,10 @@ IPA_COPYRIGHT = "usr/share/doc/fonts-ipafont-gothic/copyright"  # the IPA licenc
 
 
 DOCUMENTS = [
-    # Appendix F of the installation guide: the GNU GPL version 2 (the English original, and
-    # the unofficial translations the guide ships).
+    # Appendix F of the installation guide: the GNU GPL version 2 in English (its translations,
+    # in the same guide, are kept out: an independent check uses them).
     LegalDocument("en-gpl2-install-guide", "en", IG, "usr/share/doc/installation-guide-amd64/en/install.en.pdf.gz",
                   110, 113),
-    LegalDocument("de-gpl2-install-guide", "de", IG, "usr/share/doc/installation-guide-amd64/de/install.de.pdf.gz",
-                  124, 129),
-    LegalDocument("es-gpl2-install-guide", "es", IG, "usr/share/doc/installation-guide-amd64/es/install.es.pdf.gz",
-                  117, 121),
-    LegalDocument("zh-gpl2-install-guide", "zh", IG,
-                  "usr/share/doc/installation-guide-amd64/zh_CN/install.zh_CN.pdf.gz", 104, 107),
     LegalDocument("en-gpl3", "en", LICENSES, f"{COMMON}/GPL-3"),
     LegalDocument("en-apache2", "en", LICENSES, f"{COMMON}/Apache-2.0"),
     LegalDocument("en-lgpl21", "en", LICENSES, f"{COMMON}/LGPL-2.1"),
@@ -87,6 +92,13 @@ DOCUMENTS = [
     LegalDocument("zh-arphic-pl-traditional", "zh", ARPHIC, f"{ARPHIC_DOC}/zh_TW.UTF-8/ARPHICPL.TXT.gz"),
     LegalDocument("ja-ipa-font-license", "ja", IPA, IPA_COPYRIGHT, begin="IPAフォントライセンスv1.0",
                   end="IPA Font License Agreement v1.0"),
+    # The Ğ1 currency licence (Spanish), numbered commitments "1°)" ... "4b°)" (silkaj ships it).
+    # The Mulan permissive licence v2 in Chinese (its English half left out), as choosealicense.com
+    # has it (ruby-licensee vendors it).
+    LegalDocument("zh-mulan-psl2", "zh", LICENSEE,
+                  "usr/share/rubygems-integration/all/gems/licensee-9.15.2/vendor/choosealicense.com/_licenses/"
+                  "mulanpsl-2.0.txt", begin="木兰宽松许可证, 第2版", end="Mulan Permissive Software License，Version 2"),
+    LegalDocument("es-g1-licencia", "es", SILKAJ, "usr/lib/python3/dist-packages/g1_monetary_license/g1_monetary_license_es.rst"),
 ]
 
 
@@ -110,14 +122,21 @@ def _text_in(root: Path, doc: LegalDocument) -> str:
     if doc.begin:
         first = next(i for i, line in enumerate(lines) if doc.begin in line)
         last = next(i for i in range(first + 1, len(lines)) if doc.end in lines[i])
-        lines = ["" if line.strip() == "." else line[1:] for line in lines[first:last]]
+        lines = lines[first:last]
+        if doc.path.endswith("/copyright"):
+            lines = ["" if line.strip() == "." else line[1:] for line in lines]
     return "\n".join(lines).strip() + "\n"
 
 
-def print_to_pdf(text: str, lang: str, out: Path) -> None:
-    """The text printed by headless Chromium, as a browser prints a plain-text page."""
+def print_to_pdf(text: str, lang: str, out: Path, watermark: str = "", page_starts: str = "") -> None:
+    """The text printed by headless Chromium, as a browser prints a plain-text page; with a
+    watermark on every page, and a page break before each line matching ``page_starts``."""
+    parts = re.split(f"(?m)^(?=(?:{page_starts}))", text) if page_starts else [text]
+    body = "".join(f'<pre style="white-space: pre-wrap{"; break-before: page" if i else ""}">{html.escape(part)}</pre>'
+                   for i, part in enumerate(parts))
+    mark = f'<div style="{WATERMARK_STYLE}">{html.escape(watermark)}</div>' if watermark else ""
     page = (f'<!DOCTYPE html><html lang="{lang}"><head><meta charset="utf-8"></head>'
-            f'<body><pre style="white-space: pre-wrap">{html.escape(text)}</pre></body></html>')
+            f'<body>{mark}{body}</body></html>')
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "document.html"
         source.write_text(page, encoding="utf-8")
@@ -152,6 +171,10 @@ def main() -> int:
         print(f"  {name}  {path.relative_to(DOWNLOADS.parent.parent)}")
     for name, fixture in FIXTURE_COPIES.items():
         (FIXTURES / fixture).write_bytes(paths[name].read_bytes())
+        print(f"  fixture {fixture}  {(FIXTURES / fixture).stat().st_size:,} bytes")
+    for name, fixture, watermark, page_starts in WATERMARKED:
+        doc = next(d for d in DOCUMENTS if d.name == name)
+        print_to_pdf(_text_in(fetch_one(PACKAGES[doc.package]), doc), doc.lang, FIXTURES / fixture, watermark, page_starts)
         print(f"  fixture {fixture}  {(FIXTURES / fixture).stat().st_size:,} bytes")
     return 0
 

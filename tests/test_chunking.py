@@ -67,11 +67,12 @@ def check_chunks(doc: CleanedDocument, tree: StructuredDocument, result: Chunked
             for a, b in sentences.split(text, e.start, e.end, doc.lang):
                 assert sum(s <= a and b <= t for s, t in spans) == 1, text[a:b][:80]
 
-    # a clause number is in the chunk of its first sentence
+    # a clause number is in the chunk of its first sentence (or first list item: "1. ... Bundes,")
     for clause in clauses.values():
         first = next((s for e in tree.elements if e.type in ("PARAGRAPH", "LIST") and e.start >= clause.start
                       for s in sentences.split(text, e.start, e.end, doc.lang)
-                      if chunking.SENTENCE_END.search(text[s[0]:s[1]])), None)
+                      if chunking.SENTENCE_END.search(text[s[0]:s[1]]) or chunking.ITEM_END.search(text[s[0]:s[1]])),
+                     None)
         if first is not None and first[1] <= clause.end:
             holder = next(c for c in chunks if c.start <= clause.start < c.end)
             assert first[1] <= holder.end, f"clause {clause.number} separated from its first sentence"

@@ -41,7 +41,8 @@ def test_headers_footers_page_numbers_and_watermarks_removed(settings, lang):
     pages = []
     for n in range(1, total + 1):
         # body lines differ from page to page (a letter tag: digits are folded when
-        # lines are compared across pages); the watermark sits mid-page
+        # lines are compared across pages); the watermark sits mid-page, in blocks with no
+        # text-layer rendering to judge (as OCR gives them): there repetition tells it
         body = [f"{BODY[lang]} [{chr(65 + n)}{chr(65 + i)}]" for i in range(8)]
         body.insert(4, "CONFIDENTIAL DRAFT")
         if n in (2, 5, 8):

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.contracts import Block, DocumentError
+from pipeline.extraction import watermarks
 from pipeline.extraction.images import image_format
 
 # PDFium marks a hyphen it removed at a line end as U+FFFE (and keeps U+00AD soft
@@ -124,6 +125,13 @@ def horizontal_blocks(chars: Chars, tables: list[tuple[tuple[float, float, float
 
     blocks: list[Block] = []
     current: list[tuple[str, tuple[float, float, float, float]]] = []
+    looks: dict[int, watermarks.Look] = {}  # line start -> how the line is drawn
+    lines = []
+    for line_start, line_end in _line_spans(chars):
+        for a, b, drawn in _drawn_alike(chars, line_start, line_end):
+            lines.append((a, b, chars.span_box(a, b)))
+            looks[a] = drawn
+    marks = _watermark_lines(lines, looks)
 
     def flush() -> None:
         if current:
@@ -134,11 +142,14 @@ def horizontal_blocks(chars: Chars, tables: list[tuple[tuple[float, float, float
                                 method="text_layer"))
             current.clear()
 
-    for a, b in _line_spans(chars):
-        box = chars.span_box(a, b)
+    for a, b, box in lines:
         if inside_table(box):
             continue
         text = clean_text(chars.text[a:b]).strip()
+        if a in marks:  # a watermark is a block of its own, whatever it crosses
+            flush()
+            blocks.append(Block(text=text, bbox=box, method="text_layer", watermark=marks[a]))
+            continue
         if current:
             prev = current[-1][1]
             height = max(prev[3] - prev[1], 1.0)
@@ -149,6 +160,35 @@ def horizontal_blocks(chars: Chars, tables: list[tuple[tuple[float, float, float
     flush()
     return insert_by_position(blocks, [Block(text=text, bbox=bbox, kind="table", method="text_layer")
                                        for bbox, text in tables])
+
+
+def _drawn_alike(chars: Chars, start: int, end: int) -> list[tuple[int, int, watermarks.Look]]:
+    """The line cut where a watermark's rendering starts or ends: PDFium appends a watermark
+    drawn after the text to the last line it crosses ("... the Derived Program. CONFIDENTIAL").
+    The first and last visible characters are read; only when one of them is drawn turned or
+    light and the other is not, the run at the end drawn like the last is found."""
+    ink = np.flatnonzero(chars.ink[start:end]) + start
+    first, last = watermarks.look(chars.textpage, int(ink[0])), watermarks.look(chars.textpage, int(ink[-1]))
+    if watermarks.suspect(first) == watermarks.suspect(last):
+        return [(start, end, first)]
+    cut = len(ink) - 1  # the run at the end drawn like the last character starts at ink[cut]
+    while cut > 0 and watermarks.look(chars.textpage, int(ink[cut - 1])) == last:
+        cut -= 1
+    return [(start, int(ink[cut]), first), (int(ink[cut]), end, last)]
+
+
+def _watermark_lines(lines: list[tuple[int, int, tuple[float, float, float, float]]],
+                     looks: dict[int, watermarks.Look]) -> dict[int, str]:
+    """Start offset -> evidence, for the lines the rendering marks as watermarks."""
+    median = float(np.median([looks[a].size for a, _, _ in lines])) if lines else 0.0
+    marks = {}
+    for a, _, box in lines:
+        over_text = any(other is not box and box[0] < other[2] and other[0] < box[2] and box[1] < other[3] and
+                        other[1] < box[3] for _, _, other in lines)
+        found = watermarks.evidence(looks[a], median, over_text)
+        if found:
+            marks[a] = found
+    return marks
 
 
 def insert_by_position(blocks: list[Block], extra: list[Block]) -> list[Block]:

@@ -46,6 +46,7 @@ from pipeline.contracts import (
 from pipeline.embedding.embedders import get_embedder
 from pipeline.stages import CHUNK, LANGUAGE, STRUCTURE
 from pipeline.text import sentences
+from pipeline.text.clauses import ITEM_END
 from pipeline.workspace import Workspace
 
 CJK_LANGS = {"zh", "ja"}
@@ -72,7 +73,7 @@ class Segment:
 def segments(doc: CleanedDocument, structure: StructuredDocument) -> list[Segment]:
     """The document's segments in order, headings and bare clause numbers glued forward."""
     text = doc.text
-    clause_starts = {e.start for e in structure.elements if e.type == "CLAUSE"}
+    clause_at = {e.start: e for e in structure.elements if e.type == "CLAUSE"}
     raw: list[tuple[Segment, bool]] = []  # (segment, starts at a clause or heading)
     for element in structure.elements:
         if element.type == "CLAUSE":
@@ -85,7 +86,7 @@ def segments(doc: CleanedDocument, structure: StructuredDocument) -> list[Segmen
             continue
         units = sentences.split(text, element.start, element.end, lang)
         previous = raw[-1][0] if raw else None
-        opens = element.type == "HEADER" or element.start in clause_starts
+        opens = element.type == "HEADER" or element.start in clause_at
         if previous and previous.kind not in ("TABLE", "HEADER", "TOC") and element.type != "TOC" \
                 and previous.clause_id == element.clause_id and previous.lang == lang and not opens:
             previous.units.extend(units)
@@ -97,15 +98,17 @@ def segments(doc: CleanedDocument, structure: StructuredDocument) -> list[Segmen
     pending_heading = False  # ... and whether a chapter/section heading is among it
     for segment, opens in raw:
         units = list(segment.units)
+        clause = clause_at.get(units[0][0]) if units else None
         if pending is not None and units and segment.kind != "TABLE":
             units[0] = (pending, units[0][1])
             segment.headed = pending_heading
             pending = None
         if opens and segment.kind != "TABLE":
-            # Leading units that do not end a sentence (number, title, caption) glue forward.
-            while len(units) > 1 and not SENTENCE_END.search(text[units[0][0]:units[0][1]]):
+            # Leading units that do not end a sentence (number, title, caption) glue forward; an
+            # item ("1. die Verwaltung ...,", "一　法令に基づく場合") is content of its own.
+            while len(units) > 1 and _heading_part(text, units[0], clause):
                 units[:2] = [(units[0][0], units[1][1])]
-            if segment.kind == "HEADER" or (len(units) == 1 and not SENTENCE_END.search(text[slice(*units[0])])):
+            if segment.kind == "HEADER" or (len(units) == 1 and _heading_part(text, units[0], clause)):
                 pending_heading = segment.kind == "HEADER" or (pending is not None and pending_heading)
                 pending = units[0][0] if units else pending
                 continue
@@ -118,6 +121,15 @@ def segments(doc: CleanedDocument, structure: StructuredDocument) -> list[Segmen
     if pending is not None:
         result.append(Segment("HEADER", None, doc.lang_at(pending, len(text)), [(pending, len(text.rstrip()))]))
     return result
+
+
+def _heading_part(text: str, unit: Span, clause: Element | None) -> bool:
+    """Whether a clause's (or heading's) leading unit is its number, title or caption, waiting for
+    the first sentence: it ends no sentence and no list item ("1. die ...,", "一　...場合")."""
+    line = text[unit[0]:unit[1]].strip()
+    if SENTENCE_END.search(line) or ITEM_END.search(line):
+        return False
+    return clause is None or not clause.item or len(line) <= len(clause.number or "") + 2
 
 
 def _end_before(text: str, offset: int) -> int:

@@ -27,7 +27,7 @@ from pipeline.contracts import (
     StructuredDocument,
 )
 from pipeline.stages import LANGUAGE, STRUCTURE
-from pipeline.text.clauses import TITLE_MAX_CHARS, Match, match_line
+from pipeline.text.clauses import ITEM_END, TITLE_MAX_CHARS, Match, match_line
 from pipeline.text.toc import toc_lines
 from pipeline.workspace import Workspace
 
@@ -38,6 +38,7 @@ BLOCK = re.compile(r"\S[^\n]*+(?:\n[^\S\n]*+\S[^\n]*+)*+")
 SENTENCE_END = tuple("。．.!?！？:：;；」』）)")
 INLINE_WINDOW = 40  # an inline form (ただし、) is short: look only this far past each 。
 SHORT_LINE = 0.6  # a line under this fraction of its block's longest line is not a wrap
+LIST_CLOSE = tuple(".!?。．！？")  # an item ending its list ("2. ... geregelt ist.") hands back to its clause
 
 
 @dataclass
@@ -82,10 +83,14 @@ def _block_pieces(text: str, start: int, end: int, lang: str, toc: set[int]) -> 
         if found and previous is not None and found.form.after_sentence:
             prev = text[previous[0]:previous[1]].rstrip()
             heading_before = cuts[-1][0] == previous[0] and cuts[-1][1] is not None and cuts[-1][1].form.title
-            if not (prev.endswith(SENTENCE_END) or len(prev) < SHORT_LINE * longest or heading_before):
+            after_item = found.form.nested and ITEM_END.search(prev)
+            if not (prev.endswith(SENTENCE_END) or len(prev) < SHORT_LINE * longest or heading_before or after_item):
                 found = None  # a PDF line wrap that happens to start with "Section 2" or "§ 3"
-        if found or previous is None or (cuts[-1][1] and cuts[-1][1].form.single_line and cuts[-1][0] == previous[0]):
-            cuts.append((a, found))  # (the line after a single-line item starts a new piece)
+        last = cuts[-1][1] if cuts else None
+        closes_list = last is not None and last.form.nested and line.lstrip()[:1].isupper() and \
+            text[previous[0]:previous[1]].rstrip().endswith(LIST_CLOSE) if previous is not None else False
+        if found or previous is None or closes_list or (last and last.form.single_line and cuts[-1][0] == previous[0]):
+            cuts.append((a, found))  # (the line after a single-line item, or after a list, starts a new piece)
         at = text.find("。", a, b) + 1
         while 0 < at < b:
             inline = match_line(text[at:min(b, at + INLINE_WINDOW)], lang, inline_only=True)
@@ -201,7 +206,11 @@ def tag(doc: CleanedDocument) -> StructuredDocument:
                 following = pieces[i + 1] if i + 1 < len(pieces) else None
             else:
                 found = None
+        if found is not None and found.form.nested and not open_clauses:
+            found = None  # a lettered list outside any clause (a preamble's) stays a list
         if found is None:
+            while open_clauses and open_clauses[-1].item and text[:last_end].rstrip().endswith(LIST_CLOSE):
+                close_until(open_clauses[-1].level, last_end)  # the text after a list is its clause's again
             content(piece.start, piece.end)
             last_end = piece.end
             i += 1
@@ -226,9 +235,11 @@ def tag(doc: CleanedDocument) -> StructuredDocument:
         else:
             counter += 1
             clause = Element(type="CLAUSE", start=start, end=end, level=found.level, number=found.number, title=title,
-                             clause_id=f"{doc.doc_id}:c{counter}", parent_id=current())
+                             clause_id=f"{doc.doc_id}:c{counter}", parent_id=current(),
+                             item=found.form.nested or found.form.single_line)
             open_clauses.append(clause)
             elements.append(clause)
+
             markers.append((start, "CLAUSE_START", clause.clause_id or ""))
             if caption:
                 content(caption.start, caption.end)

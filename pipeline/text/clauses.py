@@ -19,6 +19,14 @@ ROMAN = ["", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", 
 HAN = ["〇", "一", "二", "三", "四", "五", "六", "七", "八", "九", "十", "十一", "十二"]
 FULLWIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
 FRAME = "* "  # the left edge of a plain-text box; its right edge is " *"
+# The end of a list item that another follows ("1. die Bestellung des Vorstands," "a) ... und"):
+# an item, not a title waiting for its sentence.
+ITEM_END = re.compile(r"(?:[,;]|\b(?:und|oder|sowie|and|or|y|o|e|u))\s*$")
+# What follows a clause number when the line cites that clause instead of opening it: "§ 3 Abs. 2
+# gilt entsprechend", "Art. 5 Satz 1", "Artículo 5, apartado 2, de la Ley" (a lower-case word is
+# one too: match_line checks that apart).
+REFERENCE_TAIL = re.compile(r"(?:,|Abs\.|Absatz\b|Abs\b|Satz\b|S\.\s|Nr\.|Buchst\.|lit\.|UAbs\.|Unterabsatz\b"
+                            r"|Halbsatz\b|Alt\.|Apartado\b|Párrafo\b|Letra\b|Paragraph\b)")
 
 
 @dataclass(frozen=True)
@@ -35,12 +43,13 @@ class Form:
     after_sentence: bool
     single_line: bool
     sequence: bool
+    nested: bool  # an item ("a)", "1. die ..."): only inside an open clause, never a top-level one
     max_line_chars: int
-    example: str  # a line the form opens; {n} {roman} {han} {fw} stand for its number
+    example: str  # a line the form opens; {n} {roman} {han} {fw} {letter} stand for its number
 
     def example_line(self, number: int) -> str:
         return self.example.format(n=number, roman=ROMAN[number], han=HAN[number],
-                                   fw=str(number).translate(FULLWIDTH))
+                                   fw=str(number).translate(FULLWIDTH), letter=chr(ord("a") + number - 1))
 
     def level_of(self, number: str) -> int:
         return self.base + number.count(".") if self.level == "dotted" else int(self.level)
@@ -53,7 +62,8 @@ def forms() -> tuple[Form, ...]:
         Form(id=e["id"], langs=tuple(e["langs"]), type=e["type"], level=e["level"], base=int(e.get("base", 1)),
              regex=re.compile(r"[ \t\u3000]*+(?:" + e["pattern"] + r")"), title=bool(e.get("title")),
              number=e.get("number"), inline=bool(e.get("inline")), after_sentence=bool(e.get("after_sentence")),
-             single_line=bool(e.get("single_line")), sequence=bool(e.get("sequence")), max_line_chars=int(e.get("max_line_chars", 10_000)),
+             single_line=bool(e.get("single_line")), sequence=bool(e.get("sequence")),
+             nested=bool(e.get("nested")), max_line_chars=int(e.get("max_line_chars", 10_000)),
              example=e["example"])
         for e in entries
     )
@@ -76,8 +86,8 @@ def match_line(line: str, lang: str, inline_only: bool = False) -> Match | None:
         m = form.regex.match(line)
         if m:
             rest = line[m.end():].strip(" .:：、-–—\t\u3000")
-            if form.title and form.after_sentence and rest[:1].islower():
-                continue  # "Section 6 states terms ...", "§ 3 gilt entsprechend": a reference in a sentence
+            if form.title and form.after_sentence and (rest[:1].islower() or REFERENCE_TAIL.match(rest)):
+                continue  # "Section 6 states terms ...", "§ 3 Abs. 2 gilt ...": a reference in a sentence
             title = rest if form.title and rest and len(rest) <= TITLE_MAX_CHARS else None
             number = form.number or m.group(0).strip(" \t\u3000.、")
             if form.type == "CAPTION":

@@ -1,6 +1,9 @@
-"""Cleaning extracted pages: running headers and footers, page numbers, repeated
-watermarks and OCR garbage are removed, each removal recorded with its page, line, block
-position and reason.
+"""Cleaning extracted pages: running headers and footers, page numbers, watermarks and OCR
+garbage are removed, each removal recorded with its page, line, block position and reason.
+
+A watermark is told by its rendering (pipeline.extraction.watermarks marks the text layer's
+blocks drawn turned, light, large, over the text); only in OCRed text, which has no rendering,
+is a short line in the body of nearly every page taken for one by repeating.
 
 Running matter behaves like it: the same text (numbers folded, Arabic, full-width and Han
 alike) near the top or bottom of many pages, inside the page's edge band. Structure is not
@@ -147,6 +150,8 @@ def clean_pages(doc: ExtractedDocument, settings: Settings) -> tuple[list[tuple[
                 reason = None
                 if block.kind == "table":
                     pass  # table cells repeat by nature (units, yes/no); keep them whole
+                elif block.watermark and not match_any(line.strip()):
+                    reason = "watermark"  # drawn like one (turned, light, large, over the text)
                 elif at_edge and PAGE_NUMBER.match(unicodedata.normalize("NFKC", line)):
                     reason = "page_number"
                 elif (at_edge and repeated(edge_pages[_edge_key(line, block)], cfg.repeat_min_fraction)) or \
@@ -154,8 +159,9 @@ def clean_pages(doc: ExtractedDocument, settings: Settings) -> tuple[list[tuple[
                     reason = "running_header_footer"
                 elif match_any(line.strip()):
                     pass  # structure in the body of a page: never running matter
-                elif repeated(any_pages[key], max(cfg.repeat_min_fraction, 0.8)) and len(key) < 80:
-                    reason = "watermark"  # the same short line in the body of nearly every page
+                elif block.method != "text_layer" and repeated(any_pages[key], max(cfg.repeat_min_fraction, 0.8)) \
+                        and len(key) < 80:
+                    reason = "watermark"  # OCRed text has no rendering to tell: the same short line mid-page
                 elif is_garbage(line, cfg.garbage_max_symbol_ratio):
                     reason = "ocr_garbage"
                 if reason:
