@@ -46,7 +46,7 @@ def main() -> int:
         passage_rate = len(passages) / (time.perf_counter() - started)
         started = time.perf_counter()
         for query in queries:
-            embedder.encode([query])
+            embedder.encode([query], query=True)
         query_ms = (time.perf_counter() - started) / len(queries) * 1000
         figures = cross_lingual(settings, golden, embedder, dev)
         hit5 = {lang: f["hit5"] for lang, f in figures.items()}
