@@ -38,6 +38,7 @@ from pipeline.retrieval.retriever import Retriever, fusion_params, no_answer_mod
 from pipeline.stores import vector_store
 
 MODES = ("vector", "hybrid")
+QUERY_TYPES = ("heading", "first_sentence")
 
 
 @dataclass
@@ -166,20 +167,31 @@ def score_runs(runs: list[QueryRun], retriever: Retriever, params: FusionParams,
 
 def cross_lingual(settings: Settings, golden: dict[str, Any], embedder: Embedder, queries: list[dict[str, Any]],
                   ) -> dict[str, dict[str, Any]]:
-    """Non-English queries against the English passages alone, by vector (aligned as served)."""
-    english = [p for p in golden["passages"] if p["lang"] == golden["reference_language"]]
+    """Queries against the reference-language passages alone, by vector (aligned as served):
+    per non-reference query language, per query type over those languages (``type:...``),
+    and the reference language's own queries by type (``same language, type:...``: what the
+    embedder gives with no translation at all, the bound for the rest)."""
+    reference = golden["reference_language"]
+    english = [p for p in golden["passages"] if p["lang"] == reference]
     index = {p["section"]: i for i, p in enumerate(english)}
     pool = aligned(settings, embedder, encode_cached(settings, embedder, [p["text"] for p in english]),
                    [p["lang"] for p in english])
-    out = {}
-    for lang in sorted({q["lang"] for q in queries} - {golden["reference_language"]}):
+    ranked: list[tuple[dict[str, Any], int]] = []
+    for lang in sorted({q["lang"] for q in queries}):
         chosen = [q for q in queries if q["lang"] == lang and q["relevant"] in index]
         raw = encode_cached(settings, embedder, [q["text"] for q in chosen], query=True)
-        vectors = aligned(settings, embedder, raw, [lang] * len(chosen))
-        scores = vectors @ pool.T
+        scores = aligned(settings, embedder, raw, [lang] * len(chosen)) @ pool.T
         relevant = np.array([index[q["relevant"]] for q in chosen])
         ranks = (scores > scores[np.arange(len(chosen)), relevant][:, None]).sum(axis=1)
-        out[lang] = metrics(ranks.tolist(), [True] * len(chosen))
+        ranked += zip(chosen, ranks.tolist())
+    out = {}
+    for key, keep in ([(lang, lambda q, lang=lang: q["lang"] == lang)
+                       for lang in sorted({q["lang"] for q, _ in ranked} - {reference})]
+                      + [(f"type:{t}", lambda q, t=t: q["lang"] != reference and q["type"] == t) for t in QUERY_TYPES]
+                      + [(f"same language, type:{t}", lambda q, t=t: q["lang"] == reference and q["type"] == t)
+                         for t in QUERY_TYPES]):
+        ranks = [r for q, r in ranked if keep(q)]
+        out[key] = metrics(ranks, [True] * len(ranks))
     return out
 
 

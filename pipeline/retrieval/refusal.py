@@ -36,16 +36,20 @@ from pipeline.retrieval.fusion import Candidate, Group
 FEATURES = ("similarity", "margin", "coverage", "length", "coverage_x_length")
 
 CJK_BIGRAMS_PER_WORD = 2
+WORD_PREFIX = 5
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
 
 def terms(text: str, tokenization: str) -> set[str]:
-    """A text's distinct terms: casefolded words; for a CJK tokenizer, character bigrams of
-    the CJK runs (a single character alone) plus the words of the other runs."""
+    """A text's distinct terms: casefolded words cut to their first five characters (so
+    "Programms" meets "Programm" and "ursprüngliche" meets "ursprünglichen": truncation
+    stems European languages about as well as a stemmer does); for a CJK tokenizer,
+    character bigrams of the CJK runs (a single character alone) plus the words of the
+    other runs."""
     text = text.casefold()
     if tokenization == "word":
-        return set(_WORD.findall(text))
+        return {w[:WORD_PREFIX] for w in _WORD.findall(text)}
     found: set[str] = set()
     for run in _CJK.findall(text):
         found.update({run} if len(run) == 1 else {run[i:i + 2] for i in range(len(run) - 1)})
