@@ -3,7 +3,7 @@
 A bar on the best hit's vector similarity refuses off-topic questions but not on-topic ones
 whose passage is missing: a look-alike section (booting from CD when the question is about
 booting from USB) scores as high as the right one. So the decision reads more than one
-number (docs/retrieval.md, "The no-answer decision"), all from what search already has:
+number (docs/retrieval.md, step 7), all from what search already has:
 
 * ``similarity``: the best hit's vector similarity to the query (its closest member);
 * ``margin``: the best hit's fused score minus the second's;
@@ -13,9 +13,9 @@ number (docs/retrieval.md, "The no-answer decision"), all from what search alrea
   evidence against the hit) when the hit has no passage in the query language, so a German
   question answered by an English-only passage is judged on similarity and margin alone;
 * ``length``: log(1 + the query's words; a CJK word is about two characters, hence two
-  bigrams), and ``coverage_x_length``: a question long enough
-  to carry its own wording shares its content words with the passage that answers it,
-  while a two-word heading need not (its passage says it in other words).
+  bigrams), and ``coverage_x_length``: a question long enough to carry its own wording
+  shares its content words with the passage that answers it, while a two-word heading
+  need not (its passage says it in other words).
 
 A logistic model over these, fitted on the golden set's dev split
 (benchmarks/tune_retrieval.py), gives the probability that the best hit answers; search
