@@ -183,3 +183,40 @@ def test_e5_encodes_a_question_unlike_the_same_text_as_a_passage():
     question, stored = e5.encode(["Booting from USB"], query=True)[0], e5.encode(["Booting from USB"])[0]
     assert 0.8 < float(question @ stored) < 0.999  # e5's query: and passage: prefixes
     assert "query-passage" in e5.version
+
+
+def test_eval_on_a_small_set_reports_every_view_and_refuses_a_missing_first_sentence(settings, weaviate_server,
+                                                                                     tmp_path):
+    """Twelve sections in five languages, their dev queries and six traps, through rosetta
+    eval's code against the real Weaviate: a first sentence stands verbatim in its passage,
+    so the hybrid retriever puts it first in every language; a trap's first sentence is
+    missing from the pool, and the no-answer decision refuses it."""
+    from pipeline.cli.retrieval import bars
+    from pipeline.retrieval.evaluation import evaluate_retrieval, golden_path
+
+    golden = json.loads(golden_path(settings).read_text(encoding="utf-8"))
+    sections = sorted({p["section"] for p in golden["passages"]})[:12]
+    traps = [q for q in golden["queries"] if q["relevant"] is None and q["split"] == "dev"
+             and q["type"] == "first_sentence" and len(q["text"]) > 60][:6]
+    small = {**golden, "passages": [p for p in golden["passages"] if p["section"] in sections],
+             "queries": [q for q in golden["queries"] if q["relevant"] in sections and q["split"] == "dev"] + traps}
+    path = tmp_path / "small.json"
+    path.write_text(json.dumps(small, ensure_ascii=False), encoding="utf-8")
+    result = evaluate_retrieval(settings, weaviate_server, path, split="dev")
+    figures = next(iter(result["embedders"].values()))
+    assert figures["hybrid"]["type:first_sentence"]["hit1"] == 1.0
+    assert figures["hybrid"]["type:first_sentence"]["served_hit5"] == 1.0
+    assert figures["hybrid"]["all"]["no_answer_refused"] >= 0.5
+    assert {"de", "es", "ja", "zh", "type:heading", "same language, type:first_sentence"} <= set(figures["cross_lingual"])
+    assert set(bars(figures)) == {"hybrid hit@5 >= 0.92 in every query language", "hybrid never below vector-only",
+                                  "no-answer traps refused >= 90 %", "cross-lingual mean hit@5 >= 0.90, none below 0.85"}
+
+
+def test_cross_lingual_bar_reads_the_query_languages_only():
+    from pipeline.cli.retrieval import bars
+
+    lang = {"hit5": 0.95, "no_answer_refused": 0.95}
+    figures = {"hybrid": {"lang:de": lang, "all": lang}, "vector": {"lang:de": {"hit5": 0.5}},
+               "cross_lingual": {"de": {"hit5": 0.91}, "ja": {"hit5": 0.9}, "type:heading": {"hit5": 0.1},
+                                 "same language, type:heading": {"hit5": 0.1}}}
+    assert all(bars(figures).values())
