@@ -101,7 +101,7 @@ class RetrievalConfig(_Section):
     lexical_rank_offset: int
     lexical_min_match: int
     group_similarity: float
-    no_answer: NoAnswerConfig
+    no_answer: dict[str, NoAnswerConfig]  # by embedder name: each has its own similarity scale
     golden_set: str
     golden_sha256: str
 

@@ -146,6 +146,14 @@ def test_coverage_weighs_rare_query_terms_and_reads_the_query_language_member():
     assert only_english["coverage"] == 1.0  # nothing in the query language to read: no evidence against
 
 
+def test_each_embedder_has_its_own_no_answer_model_or_none(settings):
+    from pipeline.retrieval.retriever import no_answer_model
+
+    model = no_answer_model(settings, settings.embedding.model)
+    assert model is not None and 0 < model.below < 1 and set(model.weights) == set(refusal.FEATURES)
+    assert no_answer_model(settings, "an-embedder-never-fitted") is None
+
+
 def test_no_answer_model_fits_a_separable_feature_and_refuses_below_its_bar():
     rng = np.random.default_rng(0)
     rows = [{"similarity": float(rng.uniform(0.2, 0.6)), "margin": 0.0, "coverage": c, "length": 1.0,

@@ -68,7 +68,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         for embedder, figures in result["embedders"].items():
             print(f"\nembedder {embedder}: {figures['ms_per_query']['mean']} ms per query "
                   f"(p95 {figures['ms_per_query']['p95']}), query language detected right "
-                  f"{figures['language_detected']:.1%}")
+                  f"{figures['language_detected']:.1%}"
+                  + ("" if figures["no_answer"] else "; no no-answer model fitted for it: nothing refused"))
             for mode in ("vector", "hybrid"):
                 print(f"{mode}:")
                 print(table([_row(k, v) for k, v in figures[mode].items()], columns))

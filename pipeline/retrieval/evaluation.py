@@ -34,7 +34,7 @@ from pipeline.config import Settings
 from pipeline.embedding.embedders import Embedder, embedder_id, get_embedder
 from pipeline.retrieval.fusion import Candidate, FusionParams, Group
 from pipeline.retrieval.refusal import NoAnswerModel, features
-from pipeline.retrieval.retriever import Retriever, fusion_params, no_answer_model
+from pipeline.retrieval.retriever import Retriever, fusion_params
 from pipeline.stores import vector_store
 
 MODES = ("vector", "hybrid")
@@ -133,13 +133,16 @@ def metrics(ranks: list[int], served: list[bool]) -> dict[str, Any]:
 
 
 def answers(retriever: Retriever, run: QueryRun, groups: list[Group], candidates: list[Candidate],
-            model: NoAnswerModel) -> bool:
-    """Whether search would answer (the no-answer model over the mode's own candidates)."""
+            model: NoAnswerModel | None) -> bool:
+    """Whether search would answer (the no-answer model over the mode's own candidates;
+    with no model fitted for the embedder, every query with a hit is answered)."""
+    if model is None:
+        return bool(groups)
     tokenization = retriever.settings.languages[run.query_lang].tokenization
     return bool(groups) and model.answers(features(run.query["text"], run.query_lang, tokenization, groups, candidates))
 
 
-def score_runs(runs: list[QueryRun], retriever: Retriever, params: FusionParams, model: NoAnswerModel,
+def score_runs(runs: list[QueryRun], retriever: Retriever, params: FusionParams, model: NoAnswerModel | None,
                ) -> dict[str, Any]:
     """Per mode: figures per query language and per query type, no-answer refusals."""
     out: dict[str, Any] = {}
@@ -206,17 +209,18 @@ def evaluate_retrieval(settings: Settings, client, golden: Path | None = None, e
                          "rebuild it with scripts/build_retrieval_golden.py or re-pin it on purpose")
     queries = [q for q in data["queries"] if split == "all" or q["split"] == split]
     params = params or fusion_params(settings)
-    model = model or no_answer_model(settings)
     result: dict[str, Any] = {"golden_set": str(golden), "golden_sha256": sha256, "split": split,
                               "passages": len(data["passages"]), "queries": len(queries),
-                              "fusion": vars(params), "no_answer": vars(model), "embedders": {}}
+                              "fusion": vars(params), "embedders": {}}
     for name in embedders or [settings.embedding.model]:
         embedder = get_embedder(name, settings.embedding.batch_size)
         retriever = Retriever(settings, client, load_pool(client, settings, data, sha256, embedder), name)
+        refusal = model or retriever.no_answer
         runs = list(run_queries(retriever, queries))
         seconds = np.array([r.seconds for r in runs]) * 1000
         result["embedders"][embedder_id(embedder)] = {
-            **score_runs(runs, retriever, params, model),
+            "no_answer": vars(refusal) if refusal else None,  # None: no model fitted, nothing refused
+            **score_runs(runs, retriever, params, refusal),
             "language_detected": round(float(np.mean([r.query_lang == r.query["lang"] for r in runs])), 4),
             "ms_per_query": {"mean": round(float(seconds.mean()), 1), "p95": round(float(np.percentile(seconds, 95)), 1)},
             "cross_lingual": cross_lingual(settings, data, embedder, queries),

@@ -17,9 +17,9 @@ number (docs/retrieval.md, step 7), all from what search already has:
   shares its content words with the passage that answers it, while a two-word heading
   need not (its passage says it in other words).
 
-A logistic model over these, fitted on the golden set's dev split
+A logistic model over these, fitted per embedder on the golden set's dev split
 (benchmarks/tune_retrieval.py), gives the probability that the best hit answers; search
-answers "no passage found" below ``retrieval.no_answer.below``.
+answers "no passage found" below ``retrieval.no_answer.<embedder>.below``.
 """
 
 from __future__ import annotations

@@ -62,9 +62,11 @@ def fusion_params(settings: Settings) -> FusionParams:
     return FusionParams(r.lexical_weight, r.lexical_rank_offset, r.group_similarity)
 
 
-def no_answer_model(settings: Settings) -> NoAnswerModel:
-    n = settings.retrieval.no_answer
-    return NoAnswerModel(dict(n.weights), n.bias, n.below)
+def no_answer_model(settings: Settings, embedder: str) -> NoAnswerModel | None:
+    """The no-answer model fitted for ``embedder`` (similarities have each embedder's own
+    scale); None when the config has none."""
+    n = settings.retrieval.no_answer.get(embedder)
+    return NoAnswerModel(dict(n.weights), n.bias, n.below) if n else None
 
 
 def top_similarity(groups: list[Group]) -> float:
@@ -86,7 +88,7 @@ class Retriever:
             vector_store.consistency(settings))
         self.embedder = get_embedder(embedder or settings.embedding.model, settings.embedding.batch_size)
         self._maps: dict[str, AlignmentMap] = {}
-        self.no_answer = no_answer_model(settings)
+        self.no_answer = no_answer_model(settings, self.embedder.name)
 
     def query_language(self, query: str) -> str:
         lang, _ = detect_block(query, self.settings)
@@ -138,6 +140,10 @@ class Retriever:
     def answer_probability(self, query: str, query_lang: str, groups: list[Group],
                            candidates: list[Candidate]) -> float:
         """P(the best hit answers the question), the no-answer model's reading (refusal.py)."""
+        if self.no_answer is None:
+            raise ValueError(f"retrieval.no_answer has no model for embedder {self.embedder.name!r}: fit one on the "
+                             f"golden set's dev split (benchmarks/tune_retrieval.py --embedder {self.embedder.name}) "
+                             "and add it to the config")
         tokenization = self.settings.languages[query_lang].tokenization
         return self.no_answer.probability(features(query, query_lang, tokenization, groups, candidates))
 
