@@ -8,7 +8,7 @@ number (docs/retrieval.md, step 7), all from what search already has:
 * ``similarity``: the best hit's vector similarity to the query (its closest member);
 * ``margin``: the best hit's fused score minus the second's;
 * ``coverage``: the share of the query's terms found in the best hit's passage in the query
-  language (its heading path and text: what the chunk is about), each term weighted by how rare it is among the candidates in that language, so
+  language, each term weighted by how rare it is among the candidates in that language, so
   that "the", "der" or "安装" count little and "USB", "Festplatte" count much; 1.0 (no
   evidence against the hit) when the hit has no passage in the query language, so a German
   question answered by an English-only passage is judged on similarity and margin alone;
@@ -61,11 +61,6 @@ def _in_language(group: Group, lang: str) -> Candidate | None:
     return next((c for c in group.members if c.lang == lang), None)
 
 
-def _read(chunk: Candidate) -> str:
-    """What a chunk says: its heading path and its text."""
-    return " ".join([*(chunk.properties.get("heading_path") or []), chunk.properties.get("text", "")])
-
-
 def features(query: str, query_lang: str, tokenization: str, groups: Sequence[Group],
              candidates: Sequence[Candidate]) -> dict[str, float]:
     """The decision's inputs for one question (``groups`` best first; ``candidates``: every
@@ -73,12 +68,12 @@ def features(query: str, query_lang: str, tokenization: str, groups: Sequence[Gr
     if not groups:
         return dict.fromkeys(FEATURES, 0.0)
     wanted = terms(query, tokenization)
-    texts = [terms(_read(c), tokenization) for c in candidates if c.lang == query_lang]
+    texts = [terms(c.properties.get("text", ""), tokenization) for c in candidates if c.lang == query_lang]
     weight = {t: math.log((len(texts) + 1) / (sum(t in s for s in texts) + 0.5)) for t in wanted}
     total = sum(weight.values()) or 1.0
 
     passage = _in_language(groups[0], query_lang)
-    found = terms(_read(passage), tokenization) if passage else set()
+    found = terms(passage.properties.get("text", ""), tokenization) if passage else set()
     coverage = sum(w for t, w in weight.items() if t in found) / total if passage else 1.0
     length = math.log1p(len(wanted) / (1 if tokenization == "word" else CJK_BIGRAMS_PER_WORD))
     return {"similarity": max(c.similarity for c in groups[0].members),
