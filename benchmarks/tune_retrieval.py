@@ -7,8 +7,8 @@ hybrid hit@5 per query language, the lowest language, MRR@10, and vector-only fo
 reference. The best setting: the highest lowest-language hit@5, then MRR@10. Then the
 translation-group similarity (best F1 of the translations listed under a hit: precision =
 same section, recall = of that section's other-language passages among the candidates) and
-the no-answer bar on the top hit's vector similarity: the highest that costs at most five
-points of the answerable queries' hit@5.
+the no-answer model (pipeline/retrieval/refusal.py): fitted on the dev queries, its bar the
+highest that costs at most five points of the answerable queries' hit@5.
 
     .venv/bin/python benchmarks/tune_retrieval.py [--embedder NAME ...]
 """
@@ -37,6 +37,7 @@ from pipeline.retrieval.evaluation import (
     section_rank,
 )
 from pipeline.retrieval.fusion import FusionParams
+from pipeline.retrieval.refusal import NoAnswerModel, features, fit
 from pipeline.retrieval.retriever import Retriever
 from pipeline.stores import vector_store
 
@@ -81,25 +82,52 @@ def group_quality(retriever: Retriever, runs: list[QueryRun], params: FusionPara
     return right / max(listed, 1), right / max(available, 1)
 
 
-def best_bar(retriever: Retriever, runs: list[QueryRun], params: FusionParams, max_loss: float = 0.05,
-             ) -> tuple[float, float, float]:
-    """The highest bar on the top hit's vector similarity that costs at most ``max_loss`` of
-    the answerable queries' hit@5; with the share of traps it refuses and hit@5 past it."""
-    tops, correct, trap = [], [], []
+def no_answer_rows(retriever: Retriever, runs: list[QueryRun], params: FusionParams,
+                   ) -> list[tuple[dict[str, float], bool, bool]]:
+    """Per dev query: the no-answer model's features, whether it has an answer in the pool,
+    and whether the hybrid retriever finds it in the top five."""
+    rows = []
     for run in runs:
-        groups = retriever.rank(run.candidates, run.query_lang, params)
-        tops.append(max(c.similarity for c in groups[0].members) if groups else 0.0)
-        trap.append(run.query["relevant"] is None)
-        correct.append(not trap[-1] and section_rank(groups, run.query["relevant"]) < 5)
-    tops, correct, trap = np.array(tops), np.array(correct), np.array(trap)
-    unbarred = correct[~trap].mean()
-    chosen = (0.0, 0.0, float(unbarred))
-    for bar in np.arange(0.0, 0.95, 0.01):
-        served = float((correct & (tops >= bar))[~trap].mean())
+        groups = retriever.rank([*run.candidates], run.query_lang, params)
+        tokenization = retriever.settings.languages[run.query_lang].tokenization
+        relevant = run.query["relevant"]
+        rows.append((features(run.query["text"], run.query_lang, tokenization, groups, run.candidates),
+                     relevant is not None, relevant is not None and section_rank(groups, relevant) < 5))
+    return rows
+
+
+def refusal_curve(scores: np.ndarray, answerable: np.ndarray, correct: np.ndarray, bars: np.ndarray,
+                  ) -> list[tuple[float, float, float]]:
+    """Per bar on ``scores``: (bar, traps refused, answerable hit@5 past the bar)."""
+    return [(float(bar), float((scores[~answerable] < bar).mean()), float((correct & (scores >= bar))[answerable].mean()))
+            for bar in bars]
+
+
+def choose_no_answer(rows: list[tuple[dict[str, float], bool, bool]], max_loss: float = 0.05) -> dict:
+    """Fit the no-answer model on the dev rows; its bar: the highest that costs at most
+    ``max_loss`` of the answerable queries' hit@5. Prints the model's curve and, for
+    comparison, the curve of a bar on the best hit's vector similarity alone."""
+    answerable = np.array([a for _, a, _ in rows])
+    correct = np.array([c for _, _, c in rows])
+    weights, bias = fit([f for f, _, _ in rows], answerable)
+    model = NoAnswerModel(weights, bias, 0.0)
+    probability = np.array([model.probability(f) for f, _, _ in rows])
+    similarity = np.array([f["similarity"] for f, _, _ in rows])
+    unbarred = float(correct[answerable].mean())
+    chosen = 0.0
+    curve = refusal_curve(probability, answerable, correct, np.round(np.arange(0.0, 1.0, 0.01), 2))
+    for bar, _, served in curve:
         if served < unbarred - max_loss:
             break
-        chosen = (round(float(bar), 2), float((tops[trap] < bar).mean()), served)
-    return chosen
+        chosen = bar
+    print(f"  no-answer model {weights} bias {bias}; answerable hit@5 without a bar {unbarred:.3f}")
+    for label, points in (("model probability", curve[::5] + [c for c in curve if c[0] == chosen]),
+                          ("similarity alone", refusal_curve(similarity, answerable, correct,
+                                                             np.round(np.arange(0.1, 0.65, 0.05), 2)))):
+        print(f"  {label}: " + "; ".join(f"{b:.2f}: refused {r:.3f} served {s:.3f}" for b, r, s in points))
+    refused, served = next((r, s) for b, r, s in curve if b == chosen)
+    return {"weights": weights, "bias": bias, "below": chosen, "dev_traps_refused": round(refused, 4),
+            "dev_served_hit5": round(served, 4)}
 
 
 def main() -> int:
@@ -117,7 +145,7 @@ def main() -> int:
         for name in args.embedder or [settings.embedding.model]:
             embedder = get_embedder(name, settings.embedding.batch_size)
             retriever = Retriever(settings, client, load_pool(client, settings, data, sha256, embedder), name)
-            vectors = encode_cached(settings, embedder, [q["text"] for q in queries])
+            vectors = encode_cached(settings, embedder, [q["text"] for q in queries], query=True)
             runs = {m: dev_runs(retriever, queries, vectors, m) for m in MIN_MATCH}
             base = FusionParams(0.0, 1, settings.retrieval.group_similarity)
             print(f"\n{name}: vector only {figures(retriever, runs[1], base, 'vector')}")
@@ -138,10 +166,10 @@ def main() -> int:
                       f"translations listed: precision {precision:.3f} recall {recall:.3f}")
             group = max(groups)[1]
             params = FusionParams(weight, offset, group)
-            bar, refused, served = best_bar(retriever, runs[m], params)
             report[name] = {"lexical_weight": weight, "lexical_rank_offset": offset, "lexical_min_match": m,
-                            "group_similarity": group, "no_answer_below": bar, "dev_traps_refused": round(refused, 4),
-                            "dev_served_hit5": round(served, 4), "dev": figures(retriever, runs[m], params, "hybrid")}
+                            "group_similarity": group,
+                            "no_answer": choose_no_answer(no_answer_rows(retriever, runs[m], params)),
+                            "dev": figures(retriever, runs[m], params, "hybrid")}
             print(f"  chosen: {report[name]}")
     if args.out:
         args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")

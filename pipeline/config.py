@@ -88,6 +88,12 @@ class EmbeddingConfig(_Section):
     batch_size: int
 
 
+class NoAnswerConfig(_Section):
+    weights: dict[str, float]  # per feature of pipeline/retrieval/refusal.py
+    bias: float
+    below: float  # probability that the best hit answers, below which search refuses
+
+
 class RetrievalConfig(_Section):
     vector_candidates: int
     lexical_candidates: int
@@ -95,7 +101,7 @@ class RetrievalConfig(_Section):
     lexical_rank_offset: int
     lexical_min_match: int
     group_similarity: float
-    no_answer_below: float
+    no_answer: dict[str, NoAnswerConfig]  # by embedder name: each has its own similarity scale
     golden_set: str
     golden_sha256: str
 

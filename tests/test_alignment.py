@@ -154,8 +154,12 @@ def test_embed_command_writes_vectors_in_input_order(settings, tmp_path, monkeyp
     assert run_cli(["embed", "--lang", "de", "--raw", "--out", str(tmp_path / "raw.npy")], stdin, monkeypatch) == 0
     assert run_cli(["embed", "--lang", "de", "--out", str(tmp_path / "aligned.npy")], stdin, monkeypatch) == 0
     raw, aligned = np.load(tmp_path / "raw.npy"), np.load(tmp_path / "aligned.npy")
-    expected = np.vstack([get_embedder(settings.embedding.model).encode([t]) for t in texts])
+    embedder = get_embedder(settings.embedding.model)
+    expected = np.vstack([embedder.encode([t], query=True) for t in texts])  # questions, unless --passages
     assert raw.shape == (3, 512) and np.allclose(raw, expected, atol=1e-5)
+    assert run_cli(["embed", "--lang", "de", "--raw", "--passages", "--out", str(tmp_path / "stored.npy")], stdin,
+                   monkeypatch) == 0
+    assert np.allclose(np.load(tmp_path / "stored.npy"), embedder.encode(texts), atol=1e-5)
     assert np.allclose(aligned, load_production_map(settings, "de").apply(raw), atol=1e-6)
 
 

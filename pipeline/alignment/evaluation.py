@@ -109,7 +109,7 @@ def evaluate_golden(settings: Settings, golden: Path | None = None, embedders: l
         per_lang = {}
         for lang in langs:
             queries = [q for q in data["queries"] if q["lang"] == lang]
-            raw = embedder.encode([q["text"] for q in queries])
+            raw = embedder.encode([q["text"] for q in queries], query=True)
             alignment = load_map_version(settings, lang, versions[lang]) if versions and lang in versions \
                 else load_production_map(settings, lang)
             applicable = alignment.embedder is None or alignment.embedder.split("@")[0] == embedder.name

@@ -160,7 +160,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
             except (ValueError, KeyError, TypeError):
                 raise SystemExit(f"stdin line {number}: expected a JSON object with a \"text\" field") from None
     embedder = get_embedder(settings.embedding.model, settings.embedding.batch_size)
-    vectors = embedder.encode(texts)
+    vectors = embedder.encode(texts, query=not args.passages)
     version = "raw"
     if not args.raw:
         alignment = load_production_map(settings, args.lang)
@@ -239,6 +239,9 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("embed", help="JSON lines {\"text\": ...} on stdin -> vectors (.npy), input order")
     p.add_argument("--lang", required=True, help="language of the texts (selects the alignment map)")
     p.add_argument("--raw", action="store_true", help="raw embedder vectors, no alignment")
+    p.add_argument("--passages", action="store_true",
+                   help="encode the texts as stored passages (chunks), not as search questions (the default); "
+                        "the same for USE, different prefixes for e5")
     p.add_argument("--out", required=True, help="output .npy file")
     p.set_defaults(func=cmd_embed)
 

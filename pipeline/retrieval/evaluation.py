@@ -5,7 +5,7 @@ goes through the retriever exactly as ``rosetta search`` runs it.
 Reported per embedder, per query language and per query type (heading, first sentence,
 with a shared acronym): hit@1, hit@5 and MRR@10 of the vector leg alone and of the hybrid
 retriever (a hit: the passage shown belongs to the query's section; translations collapsed
-into one hit count once), the share of answerable queries the bar lets through
+into one hit count once), the share of answerable queries the no-answer model lets through
 (``served``: hit@5 counting a refused answerable query as a miss), the share of no-answer
 traps refused, the time per query, and cross-lingual retrieval of the raw embedder
 vectors: de/es/zh/ja queries against the English passages alone (what ``rosetta embed``
@@ -33,10 +33,12 @@ from pipeline.alignment.maps import load_production_map
 from pipeline.config import Settings
 from pipeline.embedding.embedders import Embedder, embedder_id, get_embedder
 from pipeline.retrieval.fusion import Candidate, FusionParams, Group
-from pipeline.retrieval.retriever import Retriever, fusion_params, top_similarity
+from pipeline.retrieval.refusal import NoAnswerModel, features
+from pipeline.retrieval.retriever import Retriever, fusion_params
 from pipeline.stores import vector_store
 
 MODES = ("vector", "hybrid")
+QUERY_TYPES = ("heading", "first_sentence")
 
 
 @dataclass
@@ -53,14 +55,15 @@ def golden_path(settings: Settings) -> Path:
     return resolve_path(settings.retrieval.golden_set)
 
 
-def encode_cached(settings: Settings, embedder: Embedder, texts: list[str]) -> np.ndarray:
-    """Raw vectors of ``texts``, cached under data_root by embedder and the texts' sha256."""
+def encode_cached(settings: Settings, embedder: Embedder, texts: list[str], query: bool = False) -> np.ndarray:
+    """Raw vectors of ``texts`` (as questions when ``query``), cached under data_root by
+    embedder, kind and the texts' sha256."""
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", embedder_id(embedder))
-    key = hashlib.sha256("\n\x00".join(texts).encode("utf-8")).hexdigest()[:16]
+    key = hashlib.sha256(("query\n" * query + "\n\x00".join(texts)).encode("utf-8")).hexdigest()[:16]
     cache = settings.data_root / "eval-cache" / safe / f"{key}.npy"
     if cache.exists():
         return np.load(cache)
-    vectors = embedder.encode(texts)
+    vectors = embedder.encode(texts, query)
     cache.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=cache.parent, suffix=".npy", delete=False) as tmp:
         np.save(tmp, vectors)
@@ -129,7 +132,18 @@ def metrics(ranks: list[int], served: list[bool]) -> dict[str, Any]:
             "served_hit5": round(float(((r < 5) & ok).mean()), 4)}
 
 
-def score_runs(runs: list[QueryRun], retriever: Retriever, params: FusionParams, bar: float) -> dict[str, Any]:
+def answers(retriever: Retriever, run: QueryRun, groups: list[Group], candidates: list[Candidate],
+            model: NoAnswerModel | None) -> bool:
+    """Whether search would answer (the no-answer model over the mode's own candidates;
+    with no model fitted for the embedder, every query with a hit is answered)."""
+    if model is None:
+        return bool(groups)
+    tokenization = retriever.settings.languages[run.query_lang].tokenization
+    return bool(groups) and model.answers(features(run.query["text"], run.query_lang, tokenization, groups, candidates))
+
+
+def score_runs(runs: list[QueryRun], retriever: Retriever, params: FusionParams, model: NoAnswerModel | None,
+               ) -> dict[str, Any]:
     """Per mode: figures per query language and per query type, no-answer refusals."""
     out: dict[str, Any] = {}
     for mode in MODES:
@@ -137,8 +151,9 @@ def score_runs(runs: list[QueryRun], retriever: Retriever, params: FusionParams,
         served: dict[str, list[bool]] = defaultdict(list)
         refused: dict[str, list[bool]] = defaultdict(list)
         for run in runs:
-            groups = retriever.rank(leg(run.candidates, mode), run.query_lang, params)
-            answered = bool(groups) and top_similarity(groups) >= bar
+            candidates = leg(run.candidates, mode)
+            groups = retriever.rank(candidates, run.query_lang, params)
+            answered = answers(retriever, run, groups, candidates, model)
             q = run.query
             keys = ["all", f"lang:{q['lang']}", f"type:{q['type']}"] + (["type:acronym"] if q["acronym"] else [])
             for key in keys:
@@ -155,26 +170,37 @@ def score_runs(runs: list[QueryRun], retriever: Retriever, params: FusionParams,
 
 def cross_lingual(settings: Settings, golden: dict[str, Any], embedder: Embedder, queries: list[dict[str, Any]],
                   ) -> dict[str, dict[str, Any]]:
-    """Non-English queries against the English passages alone, by vector (aligned as served)."""
-    english = [p for p in golden["passages"] if p["lang"] == golden["reference_language"]]
+    """Queries against the reference-language passages alone, by vector (aligned as served):
+    per non-reference query language, per query type over those languages (``type:...``),
+    and the reference language's own queries by type (``same language, type:...``: what the
+    embedder gives with no translation at all, the bound for the rest)."""
+    reference = golden["reference_language"]
+    english = [p for p in golden["passages"] if p["lang"] == reference]
     index = {p["section"]: i for i, p in enumerate(english)}
     pool = aligned(settings, embedder, encode_cached(settings, embedder, [p["text"] for p in english]),
                    [p["lang"] for p in english])
-    out = {}
-    for lang in sorted({q["lang"] for q in queries} - {golden["reference_language"]}):
+    ranked: list[tuple[dict[str, Any], int]] = []
+    for lang in sorted({q["lang"] for q in queries}):
         chosen = [q for q in queries if q["lang"] == lang and q["relevant"] in index]
-        vectors = aligned(settings, embedder, encode_cached(settings, embedder, [q["text"] for q in chosen]),
-                          [lang] * len(chosen))
-        scores = vectors @ pool.T
+        raw = encode_cached(settings, embedder, [q["text"] for q in chosen], query=True)
+        scores = aligned(settings, embedder, raw, [lang] * len(chosen)) @ pool.T
         relevant = np.array([index[q["relevant"]] for q in chosen])
         ranks = (scores > scores[np.arange(len(chosen)), relevant][:, None]).sum(axis=1)
-        out[lang] = metrics(ranks.tolist(), [True] * len(chosen))
+        ranked += zip(chosen, ranks.tolist())
+    out = {}
+    for key, keep in ([(lang, lambda q, lang=lang: q["lang"] == lang)
+                       for lang in sorted({q["lang"] for q, _ in ranked} - {reference})]
+                      + [(f"type:{t}", lambda q, t=t: q["lang"] != reference and q["type"] == t) for t in QUERY_TYPES]
+                      + [(f"same language, type:{t}", lambda q, t=t: q["lang"] == reference and q["type"] == t)
+                         for t in QUERY_TYPES]):
+        ranks = [r for q, r in ranked if keep(q)]
+        out[key] = metrics(ranks, [True] * len(ranks))
     return out
 
 
 def evaluate_retrieval(settings: Settings, client, golden: Path | None = None, embedders: list[str] | None = None,
                        split: str = "test", params: FusionParams | None = None,
-                       bar: float | None = None) -> dict[str, Any]:
+                       model: NoAnswerModel | None = None) -> dict[str, Any]:
     golden = golden or golden_path(settings)
     data = json.loads(golden.read_text(encoding="utf-8"))
     sha256 = hashlib.sha256(golden.read_bytes()).hexdigest()
@@ -183,17 +209,18 @@ def evaluate_retrieval(settings: Settings, client, golden: Path | None = None, e
                          "rebuild it with scripts/build_retrieval_golden.py or re-pin it on purpose")
     queries = [q for q in data["queries"] if split == "all" or q["split"] == split]
     params = params or fusion_params(settings)
-    bar = settings.retrieval.no_answer_below if bar is None else bar
     result: dict[str, Any] = {"golden_set": str(golden), "golden_sha256": sha256, "split": split,
                               "passages": len(data["passages"]), "queries": len(queries),
-                              "fusion": vars(params), "no_answer_below": bar, "embedders": {}}
+                              "fusion": vars(params), "embedders": {}}
     for name in embedders or [settings.embedding.model]:
         embedder = get_embedder(name, settings.embedding.batch_size)
         retriever = Retriever(settings, client, load_pool(client, settings, data, sha256, embedder), name)
+        refusal = model or retriever.no_answer
         runs = list(run_queries(retriever, queries))
         seconds = np.array([r.seconds for r in runs]) * 1000
         result["embedders"][embedder_id(embedder)] = {
-            **score_runs(runs, retriever, params, bar),
+            "no_answer": vars(refusal) if refusal else None,  # None: no model fitted, nothing refused
+            **score_runs(runs, retriever, params, refusal),
             "language_detected": round(float(np.mean([r.query_lang == r.query["lang"] for r in runs])), 4),
             "ms_per_query": {"mean": round(float(seconds.mean()), 1), "p95": round(float(np.percentile(seconds, 95)), 1)},
             "cross_lingual": cross_lingual(settings, data, embedder, queries),

@@ -5,8 +5,8 @@ collection (or any collection with the chunk schema): it detects the query's lan
 embeds the query and maps it with that language's production alignment map (the way that
 language's chunks were mapped), asks Weaviate for the nearest chunks in any language and
 for BM25 hits over the chunks in the query's language only, fuses and groups them
-(pipeline/retrieval/fusion.py), and answers "no passage found" when the best score is below
-``retrieval.no_answer_below`` (on vector similarity: the lexical leg orders, never answers).
+(pipeline/retrieval/fusion.py), and answers "no passage found" when the no-answer model
+(pipeline/retrieval/refusal.py) doubts that the best hit answers.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from pipeline.retrieval.fusion import (
     fuse,
     group_translations,
 )
+from pipeline.retrieval.refusal import NoAnswerModel, features
 from pipeline.stores import vector_store
 from pipeline.text.langid import detect_block
 
@@ -39,8 +40,9 @@ class SearchResult:
     query: str
     query_lang: str
     groups: list[Group]  # best first; empty when not answered
-    answered: bool  # False: the best hit's vector similarity is below the bar, "no passage found"
-    best_score: float  # that similarity
+    answered: bool  # False: "no passage found", the no-answer model's probability is below its bar
+    best_score: float  # the best hit's vector similarity
+    answer_probability: float = 0.0  # P(the best hit answers), pipeline/retrieval/refusal.py
 
     def as_dict(self) -> dict[str, Any]:
         def chunk(c: Candidate) -> dict[str, Any]:
@@ -50,7 +52,7 @@ class SearchResult:
                     "similarity": round(c.similarity, 4)}
 
         return {"query": self.query, "query_lang": self.query_lang, "answered": self.answered,
-                "best_score": round(self.best_score, 4),
+                "best_score": round(self.best_score, 4), "answer_probability": round(self.answer_probability, 4),
                 "hits": [{"score": round(g.score, 4), **chunk(g.shown), "text": g.shown.properties.get("text", ""),
                           "translations": [chunk(t) for t in g.translations]} for g in self.groups]}
 
@@ -60,9 +62,15 @@ def fusion_params(settings: Settings) -> FusionParams:
     return FusionParams(r.lexical_weight, r.lexical_rank_offset, r.group_similarity)
 
 
+def no_answer_model(settings: Settings, embedder: str) -> NoAnswerModel | None:
+    """The no-answer model fitted for ``embedder`` (similarities have each embedder's own
+    scale); None when the config has none."""
+    n = settings.retrieval.no_answer.get(embedder)
+    return NoAnswerModel(dict(n.weights), n.bias, n.below) if n else None
+
+
 def top_similarity(groups: list[Group]) -> float:
-    """What the bar reads: the best hit's vector similarity to the query (its closest member).
-    Not the fused score: a lexical match on common words must not make an answer of nothing."""
+    """The best hit's vector similarity to the query (its closest member)."""
     return max(c.similarity for c in groups[0].members) if groups else 0.0
 
 
@@ -80,6 +88,7 @@ class Retriever:
             vector_store.consistency(settings))
         self.embedder = get_embedder(embedder or settings.embedding.model, settings.embedding.batch_size)
         self._maps: dict[str, AlignmentMap] = {}
+        self.no_answer = no_answer_model(settings, self.embedder.name)
 
     def query_language(self, query: str) -> str:
         lang, _ = detect_block(query, self.settings)
@@ -92,7 +101,7 @@ class Retriever:
         return self._maps[lang].apply(raw)
 
     def query_vector(self, query: str, lang: str) -> np.ndarray:
-        return self.align(self.embedder.encode([query]), lang)[0]
+        return self.align(self.embedder.encode([query], query=True), lang)[0]
 
     def candidates(self, query: str, query_lang: str, vector: np.ndarray, mode: Mode = "hybrid",
                    lang: str | None = None, lexical_min_match: int | None = None) -> list[Candidate]:
@@ -128,15 +137,25 @@ class Retriever:
         params = params or fusion_params(self.settings)
         return group_translations(fuse(candidates, params), query_lang, self.settings.reference_language, params, limit)
 
+    def answer_probability(self, query: str, query_lang: str, groups: list[Group],
+                           candidates: list[Candidate]) -> float:
+        """P(the best hit answers the question), the no-answer model's reading (refusal.py)."""
+        if self.no_answer is None:
+            raise ValueError(f"retrieval.no_answer has no model for embedder {self.embedder.name!r}: fit one on the "
+                             f"golden set's dev split (benchmarks/tune_retrieval.py --embedder {self.embedder.name}) "
+                             "and add it to the config")
+        tokenization = self.settings.languages[query_lang].tokenization
+        return self.no_answer.probability(features(query, query_lang, tokenization, groups, candidates))
+
     def search(self, query: str, limit: int = 5, lang: str | None = None, mode: Mode = "hybrid") -> SearchResult:
         query_lang = self.query_language(query)
         vector = self.query_vector(query, query_lang)
-        groups = self.rank(self.candidates(query, query_lang, vector, mode, lang), query_lang, limit=limit)
-        best = top_similarity(groups)
-        answered = best >= self.settings.retrieval.no_answer_below
+        candidates = self.candidates(query, query_lang, vector, mode, lang)
+        groups = self.rank([*candidates], query_lang, limit=max(limit, 2))  # the runner-up is a feature
+        probability = self.answer_probability(query, query_lang, groups, candidates)
+        answered = bool(groups) and probability >= self.no_answer.below
         return SearchResult(query=query, query_lang=query_lang, groups=groups[:limit] if answered else [],
-                            answered=answered, best_score=best)
-
+                            answered=answered, best_score=top_similarity(groups), answer_probability=probability)
 
 def search(query: str, settings: Settings, limit: int = 5, lang: str | None = None,
            mode: Mode = "hybrid") -> SearchResult:

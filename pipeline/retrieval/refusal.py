@@ -1,0 +1,118 @@
+"""The no-answer decision: does the best hit answer the question, or is the passage missing?
+
+A bar on the best hit's vector similarity refuses off-topic questions but not on-topic ones
+whose passage is missing: a look-alike section (booting from CD when the question is about
+booting from USB) scores as high as the right one. So the decision reads more than one
+number (docs/retrieval.md, step 7), all from what search already has:
+
+* ``similarity``: the best hit's vector similarity to the query (its closest member);
+* ``margin``: the best hit's fused score minus the second's;
+* ``coverage``: the share of the query's terms found in the best hit's passage in the query
+  language, each term weighted by how rare it is among the candidates in that language, so
+  that "the", "der" or "安装" count little and "USB", "Festplatte" count much; 1.0 (no
+  evidence against the hit) when the hit has no passage in the query language, so a German
+  question answered by an English-only passage is judged on similarity and margin alone;
+* ``length``: log(1 + the query's words; a CJK word is about two characters, hence two
+  bigrams), and ``coverage_x_length``: a question long enough to carry its own wording
+  shares its content words with the passage that answers it, while a two-word heading
+  need not (its passage says it in other words).
+
+A logistic model over these, fitted per embedder on the golden set's dev split
+(benchmarks/tune_retrieval.py), gives the probability that the best hit answers; search
+answers "no passage found" below ``retrieval.no_answer.<embedder>.below``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pipeline.retrieval.fusion import Candidate, Group
+
+FEATURES = ("similarity", "margin", "coverage", "length", "coverage_x_length")
+
+CJK_BIGRAMS_PER_WORD = 2
+WORD_PREFIX = 5
+_WORD = re.compile(r"\w+", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+
+
+def terms(text: str, tokenization: str) -> set[str]:
+    """A text's distinct terms: casefolded words cut to their first five characters (so
+    "Programms" meets "Programm" and "ursprüngliche" meets "ursprünglichen": truncation
+    stems European languages about as well as a stemmer does); for a CJK tokenizer,
+    character bigrams of the CJK runs (a single character alone) plus the words of the
+    other runs."""
+    text = text.casefold()
+    if tokenization == "word":
+        return {w[:WORD_PREFIX] for w in _WORD.findall(text)}
+    found: set[str] = set()
+    for run in _CJK.findall(text):
+        found.update({run} if len(run) == 1 else {run[i:i + 2] for i in range(len(run) - 1)})
+    found.update(_WORD.findall(_CJK.sub(" ", text)))
+    return found
+
+
+def _in_language(group: Group, lang: str) -> Candidate | None:
+    return next((c for c in group.members if c.lang == lang), None)
+
+
+def features(query: str, query_lang: str, tokenization: str, groups: Sequence[Group],
+             candidates: Sequence[Candidate]) -> dict[str, float]:
+    """The decision's inputs for one question (``groups`` best first; ``candidates``: every
+    chunk both legs returned, the sample the term weights come from)."""
+    if not groups:
+        return dict.fromkeys(FEATURES, 0.0)
+    wanted = terms(query, tokenization)
+    texts = [terms(c.properties.get("text", ""), tokenization) for c in candidates if c.lang == query_lang]
+    weight = {t: math.log((len(texts) + 1) / (sum(t in s for s in texts) + 0.5)) for t in wanted}
+    total = sum(weight.values()) or 1.0
+
+    passage = _in_language(groups[0], query_lang)
+    found = terms(passage.properties.get("text", ""), tokenization) if passage else set()
+    coverage = sum(w for t, w in weight.items() if t in found) / total if passage else 1.0
+    length = math.log1p(len(wanted) / (1 if tokenization == "word" else CJK_BIGRAMS_PER_WORD))
+    return {"similarity": max(c.similarity for c in groups[0].members),
+            "margin": groups[0].score - (groups[1].score if len(groups) > 1 else 0.0),
+            "coverage": coverage, "length": length, "coverage_x_length": coverage * length}
+
+
+@dataclass(frozen=True)
+class NoAnswerModel:
+    """P(the best hit answers) = sigmoid(bias + sum(weight * feature)); refused below ``below``."""
+
+    weights: dict[str, float]
+    bias: float
+    below: float
+
+    def probability(self, values: dict[str, float]) -> float:
+        z = self.bias + sum(w * values[name] for name, w in self.weights.items())
+        return 1.0 / (1.0 + math.exp(-z))
+
+    def answers(self, values: dict[str, float]) -> bool:
+        return self.probability(values) >= self.below
+
+
+def fit(rows: Sequence[dict[str, float]], answerable: Sequence[bool], l2: float = 1.0,
+        names: Sequence[str] = FEATURES) -> tuple[dict[str, float], float]:
+    """Logistic regression (Newton's method, L2 on the weights, classes weighted to equal
+    total) of ``answerable`` on the named features; the weights and the bias."""
+    x = np.array([[r[n] for n in names] for r in rows], dtype=float)
+    y = np.array(answerable, dtype=float)
+    sample = np.where(y == 1, 0.5 / max(y.sum(), 1), 0.5 / max((1 - y).sum(), 1)) * len(y)
+    design = np.hstack([x, np.ones((len(x), 1))])
+    beta = np.zeros(design.shape[1])
+    penalty = np.diag([l2] * len(names) + [0.0])
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-design @ beta))
+        gradient = design.T @ (sample * (p - y)) + penalty @ beta
+        hessian = design.T @ (design * (sample * p * (1 - p))[:, None]) + penalty
+        step = np.linalg.solve(hessian, gradient)
+        beta -= step
+        if np.abs(step).max() < 1e-9:
+            break
+    return {n: round(float(b), 4) for n, b in zip(names, beta[:-1])}, round(float(beta[-1]), 4)
