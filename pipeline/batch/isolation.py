@@ -44,6 +44,7 @@ class Outcome:
     reason: str | None = None  # a quarantine reason: stage_timeout, too_large, stage_error, or a DocumentError's
     detail: str = ""
     traceback: str = ""
+    peak_rss_mib: float = 0.0  # of the process that ran the stage, as polled
 
 
 def rss_mib(pid: int) -> float:
@@ -166,12 +167,13 @@ class StageWorker:
                     pages, started, begun = message[1], time.monotonic(), True
                     allowed = limits.base_s + limits.per_page_s * (pages or 0)
                     continue
+                peak = max(peak, rss_mib(self._process.pid))
                 self._recycle_if_bloated(limits)
                 if message[0] == "ok":
-                    return Outcome(result=message[1])
+                    return Outcome(result=message[1], peak_rss_mib=peak)
                 if message[0] == "document_error":
-                    return Outcome(reason=message[1], detail=message[2])
-                return Outcome(reason="stage_error", detail=message[1], traceback=message[2])
+                    return Outcome(reason=message[1], detail=message[2], peak_rss_mib=peak)
+                return Outcome(reason="stage_error", detail=message[1], traceback=message[2], peak_rss_mib=peak)
             if not self._process.is_alive():
                 return self._died(stage)
             peak = max(peak, rss_mib(self._process.pid))

@@ -61,9 +61,11 @@ def batch_task(stage: Stage):
 
     @task(task_id=stage.name, trigger_rule=TriggerRule.NONE_FAILED, **stage.task_args)
     def run_batch_step(upstream: Any) -> dict[str, Any]:
+        from pipeline.batch.runner import run_step
+
         if not isinstance(upstream, dict):  # the mapped enrich results: a lazy XCom sequence
             upstream = list(upstream or [])
-        return stage.load().run(batch_id(), upstream, get_settings())
+        return run_step(stage, batch_id(), upstream, get_settings())
 
     return run_batch_step
 
