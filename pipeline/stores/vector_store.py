@@ -226,8 +226,12 @@ def embedded_server_kept_up(settings: Settings) -> Iterator[None]:
         yield
 
 
+def staging_prefix(settings: Settings) -> str:
+    return f"{settings.weaviate.collection}Staging_"
+
+
 def staging_name(settings: Settings, batch_id: str) -> str:
-    return f"{settings.weaviate.collection}Staging_{hashlib.sha1(batch_id.encode()).hexdigest()[:12]}"
+    return f"{staging_prefix(settings)}{hashlib.sha1(batch_id.encode()).hexdigest()[:12]}"
 
 
 _MIGRATED: set[tuple[int, str]] = set()
@@ -243,14 +247,18 @@ def ensure_collection(client: weaviate.WeaviateClient, settings: Settings, name:
             _MIGRATED.add((id(client), name))
         return collection
     cfg = settings.weaviate
-    quantizer = Configure.VectorIndex.Quantizer.pq(training_limit=cfg.pq_min_objects) if cfg.pq_enabled else None
+    if name.startswith(staging_prefix(settings)):
+        # A staging collection is searched only by the QA gate's few self-hit queries: an exact
+        # (flat) index costs nothing to build, where HNSW costs as much as the live insert.
+        index = Configure.VectorIndex.flat()
+    else:
+        quantizer = Configure.VectorIndex.Quantizer.pq(training_limit=cfg.pq_min_objects) if cfg.pq_enabled else None
+        index = Configure.VectorIndex.hnsw(quantizer=quantizer)
     client.collections.create(
         name,
         properties=[Property(name=n, data_type=t, skip_vectorization=True) for n, t in PROPERTIES]
         + lexical_properties(settings),
-        vector_config=Configure.Vectors.self_provided(
-            vector_index_config=Configure.VectorIndex.hnsw(quantizer=quantizer),
-        ),
+        vector_config=Configure.Vectors.self_provided(vector_index_config=index),
         replication_config=Configure.replication(factor=cfg.replication_factor),
     )
     return client.collections.get(name)
@@ -341,6 +349,30 @@ def iterate_objects(collection, doc_ids: list[str] | None = None, include_vector
         after, offset = page.objects[-1].uuid, offset + page_size
 
 
+def list_uuids(collection, page_size: int = 2000) -> list[str]:
+    """Every object's uuid, nothing else read."""
+    uuids: list[str] = []
+    after = None
+    while True:
+        page = collection.query.fetch_objects(limit=page_size, after=after, include_vector=False,
+                                              return_properties=["chunk_index"])
+        uuids += [str(o.uuid) for o in page.objects]
+        if len(page.objects) < page_size:
+            return uuids
+        after = page.objects[-1].uuid
+
+
+def fetch_by_uuid(collection, uuids: list[str],
+                  page_size: int = 500) -> Iterator[tuple[str, dict[str, Any], list[float] | None]]:
+    """These objects with their properties and vectors (those that exist)."""
+    for start in range(0, len(uuids), page_size):
+        part = uuids[start:start + page_size]
+        page = collection.query.fetch_objects(filters=Filter.by_id().contains_any(part), limit=len(part),
+                                              include_vector=True)
+        for obj in page.objects:
+            yield str(obj.uuid), dict(obj.properties), obj.vector.get("default") if obj.vector else None
+
+
 def set_source_path(collection, doc_id: str, old_path: str, new_path: str, settings: Settings) -> int:
     """A moved document: its chunks at ``old_path`` get ``new_path``, rewritten in place (same
     uuids and vectors, nothing re-embedded); idempotent. Returns the chunks rewritten."""
@@ -354,8 +386,7 @@ def set_source_path(collection, doc_id: str, old_path: str, new_path: str, setti
 
 def staging_collections(client: weaviate.WeaviateClient, settings: Settings) -> list[str]:
     """The staging collections that exist (a batch's lives from its load to its promotion)."""
-    prefix = f"{settings.weaviate.collection}Staging_"
-    return sorted(name for name in client.collections.list_all(simple=True) if name.startswith(prefix))
+    return sorted(name for name in client.collections.list_all(simple=True) if name.startswith(staging_prefix(settings)))
 
 
 def delete_document(collection, doc_id: str) -> int:
