@@ -6,7 +6,9 @@ root, Airflow DB and embedded Weaviate on free ports) over the sample corpus's b
 PDFs (maint-guide in en, de, es, ja, zh); the baseline is the commit given by ``--base``,
 exported with ``git archive`` (no worktree) and run the same way. Runs alternate (baseline
 first, then this tree, repeated) to spread the machine's noise; printed: wall seconds and
-born-digital pages/s per run, the medians and their ratio. Times are printed, never asserted.
+born-digital pages/s per run, the medians and their ratio, and per task (stage) the median wall
+seconds summed over its mapped instances, read from each run's Airflow DB. Times are printed,
+never asserted.
 
     .venv/bin/python benchmarks/bench_ingest.py --base 5c51cc5 --repeats 2
 """
@@ -17,6 +19,7 @@ import argparse
 import os
 import shutil
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -55,7 +58,16 @@ def copy_guides(corpus: Path, source: Path) -> Path:
     return source
 
 
-def ingest(tree: Path, corpus: Path, scratch: Path) -> float:
+def task_seconds(airflow_db: Path) -> dict[str, float]:
+    """Wall seconds per task id summed over its mapped instances, from the run's Airflow DB (the
+    same measure for any commit, whatever its batch summary records)."""
+    with sqlite3.connect(airflow_db) as db:
+        rows = db.execute("SELECT task_id, SUM((julianday(end_date) - julianday(start_date)) * 86400) "
+                          "FROM task_instance GROUP BY task_id").fetchall()
+    return {task: round(seconds or 0.0, 2) for task, seconds in rows}
+
+
+def ingest(tree: Path, corpus: Path, scratch: Path) -> tuple[float, dict[str, float]]:
     data = scratch / "data"
     source = copy_guides(corpus, scratch / "source")
     env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'plugins'}", "ROSETTA_HOME": str(tree),
@@ -69,7 +81,7 @@ def ingest(tree: Path, corpus: Path, scratch: Path) -> float:
     seconds = time.monotonic() - started
     if done.returncode != 0:
         raise SystemExit(f"ingest in {tree} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    return seconds
+    return seconds, task_seconds(scratch / "airflow.db")
 
 
 def main() -> int:
@@ -82,15 +94,22 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
         trees = {"baseline": export(args.base, Path(tmp) / "baseline"), "this tree": ROOT}
         seconds: dict[str, list[float]] = {name: [] for name in trees}
+        tasks: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
         for repeat in range(args.repeats):
             for name, tree in trees.items():
-                s = ingest(tree, args.corpus, Path(tmp) / f"{name.replace(' ', '-')}-{repeat}")
+                s, per_task = ingest(tree, args.corpus, Path(tmp) / f"{name.replace(' ', '-')}-{repeat}")
                 seconds[name].append(s)
-                print(f"repeat {repeat} {name}: {s:.1f} s, {total / s:.2f} pages/s", flush=True)
+                tasks[name].append(per_task)
+                print(f"repeat {repeat} {name}: {s:.1f} s, {total / s:.2f} pages/s; task seconds {per_task}", flush=True)
     medians = {name: statistics.median(values) for name, values in seconds.items()}
     for name, median in medians.items():
         print(f"{name}: median {median:.1f} s, {total / median:.2f} born-digital pages/s ({total} pages)")
     print(f"ratio this tree / baseline (pages/s): {medians['baseline'] / medians['this tree']:.2f}")
+    print("\n| task | baseline s (median) | this tree s (median) | ratio |\n|---|---|---|---|")
+    for task in tasks["baseline"][0]:
+        base = statistics.median(run.get(task, 0.0) for run in tasks["baseline"])
+        this = statistics.median(run.get(task, 0.0) for run in tasks["this tree"])
+        print(f"| {task} | {base:.1f} | {this:.1f} | {base / this if this else float('nan'):.2f} |")
     return 0
 
 
