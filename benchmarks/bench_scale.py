@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The scale run: `rosetta ingest` over the 10,000-page corpus in batches, into one data root.
 
-The corpus is scripts/scale_corpus.json (fetch it first); its files are taken round-robin
-over the packages, so every batch mixes manuals, languages and sizes, until ``--pages``
-pages, and cut into batches of about ``--batch-pages`` pages. Each batch is one `rosetta
+The corpus is scripts/scale_corpus.json (fetch it first); its files are taken in the order
+of the sha256 of their paths, so every batch mixes manuals, languages and sizes, until
+``--pages`` pages, and cut into batches of about ``--batch-pages`` pages. Each batch is one `rosetta
 ingest FILE...` (the corpus_refresh DAG through dag.test, as a user runs it) into the same
 data root, Airflow DB and embedded Weaviate data, so the registry and the live collection
 grow as they would. Per batch it prints and appends to ``--out`` (JSON lines):
@@ -24,6 +24,7 @@ grow as they would. Per batch it prints and appends to ``--out`` (JSON lines):
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -32,7 +33,6 @@ import subprocess
 import sys
 import threading
 import time
-from itertools import zip_longest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,15 +44,17 @@ RUN_ID = re.compile(r"DAG corpus_refresh run (\S+): (\w+)")
 
 
 def corpus_files(manifest: Path, target: Path, pages: int) -> list[tuple[Path, int]]:
-    """(file, pages) round-robin over the packages until ``pages`` pages."""
+    """(file, pages) in the order of the sha256 of their paths (a fixed shuffle: any prefix
+    mixes packages, languages and sizes) until ``pages`` pages."""
     packages = json.loads(manifest.read_text())["packages"]
-    rows = [[(local_name(p["package"], pdf["path"], target), pdf["pages"]) for pdf in p["pdfs"]] for p in packages]
+    files = sorted(((pdf["path"], local_name(p["package"], pdf["path"], target), pdf["pages"])
+                    for p in packages for pdf in p["pdfs"]), key=lambda f: hashlib.sha256(f[0].encode()).hexdigest())
     chosen, total = [], 0
-    for group in zip_longest(*rows):
-        for item in group:
-            if item is not None and total < pages:
-                chosen.append(item)
-                total += item[1]
+    for _, path, count in files:
+        if total >= pages:
+            break
+        chosen.append((path, count))
+        total += count
     return chosen
 
 
