@@ -101,3 +101,13 @@ def test_real_chinese_text_layer_lines_are_not_ocr_garbage(line):
     """Lines of the Chinese maint-guide's text layer that once failed a bilingual batch: a
     CJK-heavy token with three capitals, man-page references glued by 、, wrapped tails."""
     assert not is_ocr_garbage(line, "zh")
+
+
+@pytest.mark.parametrize("line", [
+    "2.2.1 TEX Live and MacTEX . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . 13",
+    "\\immediate . . . . . . . . . . . 1155, 1163, 1193", "\\KV@@sp@b . . . . . . . . . . . . . . . 708, 710, 712"])
+def test_contents_and_index_lines_of_real_manuals_are_not_ocr_garbage(line):
+    """Lines of TeX manuals in the scale corpus (beamer's contents, xkeyval's index) that failed
+    a batch at the QA gate: every dot of a leader counted as a letter fragment."""
+    assert not is_ocr_garbage(line, "en")
+    assert is_ocr_garbage("hee ot e re . . . . . 12", "en")  # fragments before a leader still are garbage
