@@ -111,3 +111,15 @@ def test_contents_and_index_lines_of_real_manuals_are_not_ocr_garbage(line):
     a batch at the QA gate: every dot of a leader counted as a letter fragment."""
     assert not is_ocr_garbage(line, "en")
     assert is_ocr_garbage("hee ot e re . . . . . 12", "en")  # fragments before a leader still are garbage
+
+
+def test_code_in_a_text_layer_document_is_not_ocr_garbage(settings, tmp_path):
+    """A shell script in the Debian Reference (scale corpus) failed text_present: its variable
+    names read like OCR of dust. Read from a text layer there is no OCR to garble it; the same
+    lines in an OCRed document still count."""
+    code = ("FZF_KEYBINDINGS_PATH=/usr/share/doc/fzf/examples/key-bindings.bash\nif [ -f $FZF_KEYBINDINGS_PATH ]; then\n"
+            ". $FZF_KEYBINDINGS_PATH\nfi\nFZF_COMPLETION_PATH=/usr/share/doc/fzf/examples/completion.bash\n"
+            "if [ -f $FZF_COMPLETION_PATH ]; then\n. $FZF_COMPLETION_PATH\nfi")
+    checker = Checker(Workspace(settings, "code-check"), settings, None, 512)
+    assert checker.text_present(chunk(code, extraction_method="text_layer"))[0]
+    assert not checker.text_present(chunk(code, extraction_method="ocr"))[0]

@@ -49,12 +49,15 @@ class Checker:
 
     def text_present(self, obj: dict[str, Any]) -> tuple[bool, str]:
         """Text, and no more than one line in ten (at most one in a short chunk) of OCR
-        garbage or symbol soup: dusty scans leave dozens of lone "8", "a", "日" lines."""
+        garbage or symbol soup: dusty scans leave dozens of lone "8", "a", "日" lines. A
+        document read from its text layer alone has no OCR to garble it: only symbol soup
+        counts there (its shell scripts' $FZF_COMPLETION_PATH lines are not dust)."""
         text, lang = obj["properties"]["text"].strip(), obj["properties"]["lang"]
         if not text:
             return False, "empty text"
         lines = [line for line in text.splitlines() if line.strip()]
-        bad = [line for line in lines if is_ocr_garbage(line, lang)
+        ocr = obj["properties"].get("extraction_method") != "text_layer"
+        bad = [line for line in lines if (ocr and is_ocr_garbage(line, lang))
                or is_garbage(line, self.settings.cleaning.garbage_max_symbol_ratio)]
         ok = len(bad) <= max(1, len(lines) // 10)
         return ok, f"{len(bad)} of {len(lines)} line(s) garbage" + (f", e.g. {bad[0][:40]!r}" if bad else "")
