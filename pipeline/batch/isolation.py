@@ -180,14 +180,14 @@ class StageWorker:
             if peak > limits.rss_mib:
                 self.stop()
                 return Outcome(reason="too_large", detail=f"{stage.name} used more than {limits.rss_mib} MiB "
-                                                          f"of memory ({peak:.0f} MiB){_pages(pages)}")
+                                                          f"of memory ({peak:.0f} MiB){_pages(pages)}", peak_rss_mib=peak)
             if time.monotonic() - started > allowed:
                 at_page = self._page.value
                 self.stop()
                 what = "its deadline" if begun else "the worker's start limit"
                 return Outcome(reason="stage_timeout",
                                detail=f"{stage.name} ran past {what} of {allowed:.0f} s{_pages(pages)}"
-                                      + (f", stopped at page {at_page}" if at_page else ""))
+                                      + (f", stopped at page {at_page}" if at_page else ""), peak_rss_mib=peak)
 
     def _died(self, stage: Stage) -> Outcome:
         self._process.join(timeout=10)  # the pipe can close before the process is reaped
