@@ -134,8 +134,10 @@ def embedded_environment(settings: Settings) -> dict[str, str]:
     authentication with anonymous access off, profiling off, the cluster's gossip and Raft
     bound to loopback. Weaviate 1.39 binds gRPC and the cluster data port on every interface
     with no option to change it: gRPC takes the API key, the data port a generated password.
-    Plus the tokenizers the language table needs."""
+    Raft's timeouts at 1x, not 5x: a lone node on loopback waited 8 s for its own election at
+    every start (docs/benchmarks.md). Plus the tokenizers the language table needs."""
     return {
+        "RAFT_TIMEOUTS_MULTIPLIER": "1",
         "LOG_LEVEL": "error",
         "DISABLE_TELEMETRY": "true",
         "ENABLE_MODULES": "",
@@ -212,7 +214,12 @@ def connect(settings: Settings) -> Iterator[weaviate.WeaviateClient]:
     try:
         yield client
     finally:
+        # The client stops its embedded server before closing its own connections, and the
+        # server then waits some 4 s for them: close them first.
+        server, client._connection.embedded_db = client._connection.embedded_db, None
         client.close()
+        if server is not None:
+            server.stop()
 
 
 @contextmanager
