@@ -33,7 +33,7 @@ class UniversalSentenceEncoder:
     BLAS runs on one thread; a batch is split into parts that Python threads encode side by
     side (numpy releases the GIL in its matrix products). Two BLAS threads on one matrix
     product wait for each other at every step: on 2 cores shared with other work they were
-    6x slower than one thread (docs/benchmarks.md, "Ingestion throughput"), while independent
+    6x slower than one thread (docs/benchmarks.md, "Scale and speed"), while independent
     parts lose nothing when a core is busy elsewhere. The vectors are the same either way.
     """
 
