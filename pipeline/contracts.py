@@ -29,6 +29,13 @@ class DocRef(BaseModel):
     doc_id: str
 
 
+class StageTiming(BaseModel):
+    """What one step cost: wall seconds, and the peak resident memory of the process that ran it."""
+
+    seconds: float
+    peak_rss_mib: float
+
+
 class StageResult(BaseModel):
     batch_id: str
     doc_id: str
@@ -37,6 +44,7 @@ class StageResult(BaseModel):
     output: str | None = None
     reason: str | None = None
     detail: str | None = None
+    timings: dict[str, StageTiming] = Field(default_factory=dict)  # this and the earlier stages of the document
 
     @property
     def ref(self) -> DocRef:
@@ -81,6 +89,7 @@ class BatchManifest(BaseModel):
     skipped: list[SourceDocument] = Field(default_factory=list)
     moved: list[PathChange] = Field(default_factory=list)
     deleted: list[DeletedDocument] = Field(default_factory=list)
+    discovery: StageTiming | None = None  # what finding and hashing the files cost
 
 
 # --- extract ---------------------------------------------------------------------------

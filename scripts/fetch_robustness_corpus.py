@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Fetch the robustness corpus: 173 real PDFs from Debian bookworm packages, pinned.
+"""Fetch a pinned corpus of real PDFs from Debian bookworm packages: by default the robustness
+corpus (173 PDFs), with ``--manifest scripts/scale_corpus.json --target samples/scale`` the
+10,000-page scale corpus (scripts/build_scale_corpus.py, benchmarks/bench_scale.py).
 
 The list, with each package's version and .deb sha256 and each PDF's path, sha256 and page
 count, is scripts/robustness_corpus.json. The PDFs are TeX documentation in German,
@@ -16,10 +18,12 @@ into samples/robustness/<package>/ (git-ignored), each checked against its sha25
 run only re-checks hashes.
 
     .venv/bin/python scripts/fetch_robustness_corpus.py
+    .venv/bin/python scripts/fetch_robustness_corpus.py --manifest scripts/scale_corpus.json --target samples/scale
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import subprocess
@@ -36,22 +40,22 @@ MANIFEST = Path(__file__).resolve().with_name("robustness_corpus.json")
 TARGET = ROOT / "samples" / "robustness"
 
 
-def local_name(package: str, path: str) -> Path:
-    """samples/robustness/<package>/<parent>__<file>: the parent folder keeps names unique."""
+def local_name(package: str, path: str, target: Path = TARGET) -> Path:
+    """<target>/<package>/<parent>__<file>: the parent folder keeps names unique."""
     parts = Path(path).parts
-    return TARGET / package / f"{parts[-2]}__{parts[-1]}"
+    return target / package / f"{parts[-2]}__{parts[-1]}"
 
 
-def fetch() -> list[Path]:
-    manifest = json.loads(MANIFEST.read_text())
+def fetch(manifest_path: Path = MANIFEST, target: Path = TARGET) -> list[Path]:
+    manifest = json.loads(manifest_path.read_text())
     written: list[Path] = []
     for pkg in manifest["packages"]:
         wanted = {f"./{pdf['path']}": pdf for pdf in pkg["pdfs"]
-                  if not _checked(local_name(pkg["package"], pdf["path"]), pdf["sha256"])}
+                  if not _checked(local_name(pkg["package"], pdf["path"], target), pdf["sha256"])}
         if wanted:
             deb = download(pkg["package"], pkg["version"], pkg["deb_sha256"])
-            _extract(deb, pkg["package"], wanted)
-        written += [local_name(pkg["package"], pdf["path"]) for pdf in pkg["pdfs"]]
+            _extract(deb, pkg["package"], wanted, target)
+        written += [local_name(pkg["package"], pdf["path"], target) for pdf in pkg["pdfs"]]
         print(f"  {pkg['package']}={pkg['version']}: {len(pkg['pdfs'])} PDF(s)", flush=True)
     return written
 
@@ -60,7 +64,7 @@ def _checked(path: Path, sha256: str) -> bool:
     return path.exists() and sha256_file(path) == sha256
 
 
-def _extract(deb: Path, package: str, wanted: dict[str, dict]) -> None:
+def _extract(deb: Path, package: str, wanted: dict[str, dict], target: Path) -> None:
     """Copy the wanted members out of the package's data tarball, checking each one."""
     tar_stream = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE)
     assert tar_stream.stdout is not None
@@ -69,7 +73,7 @@ def _extract(deb: Path, package: str, wanted: dict[str, dict]) -> None:
             pdf = wanted.get(member.name)
             if pdf is None or not member.isfile():
                 continue
-            out = local_name(package, pdf["path"])
+            out = local_name(package, pdf["path"], target)
             out.parent.mkdir(parents=True, exist_ok=True)
             partial = out.with_suffix(".part")
             with archive.extractfile(member) as src, open(partial, "wb") as dst:  # type: ignore[union-attr]
@@ -80,18 +84,22 @@ def _extract(deb: Path, package: str, wanted: dict[str, dict]) -> None:
             partial.rename(out)
     if tar_stream.wait() != 0:
         raise FetchError(f"dpkg-deb could not read {deb.name}")
-    missing = [p["path"] for p in wanted.values() if not local_name(package, p["path"]).exists()]
+    missing = [p["path"] for p in wanted.values() if not local_name(package, p["path"], target).exists()]
     if missing:
         raise FetchError(f"{deb.name} lacks {', '.join(missing)}")
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--manifest", type=Path, default=MANIFEST, help="the pinned list (default: robustness)")
+    parser.add_argument("--target", type=Path, default=TARGET, help="where the PDFs go")
+    args = parser.parse_args()
     try:
-        written = fetch()
+        written = fetch(args.manifest, args.target.resolve())
     except (FetchError, subprocess.CalledProcessError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"{len(written)} PDFs in {TARGET.relative_to(ROOT)}")
+    print(f"{len(written)} PDFs in {args.target}")
     return 0
 
 

@@ -19,9 +19,10 @@ import pytest
 
 from pipeline.batch.discovery import source_document, write_manifest
 from pipeline.batch.isolation import worker
+from pipeline.batch.lifecycle import stage_costs
 from pipeline.batch.runner import StageFailed, run_stage
 from pipeline.contracts import DocRef
-from pipeline.stages import EXTRACT, stage
+from pipeline.stages import EXTRACT, LANGUAGE, stage
 from pipeline.stores.document_registry import DocumentRegistry
 from pipeline.workspace import Workspace
 
@@ -61,6 +62,7 @@ def test_a_stage_eating_memory_is_stopped_at_the_cap(limited, tmp_path):
     result = run_stage(FAULTY_EXTRACT, ref, limited)
     assert result.status == "quarantined" and result.reason == "too_large"
     assert result.detail.startswith("extract used more than 1500 MiB of memory")
+    assert result.timings[EXTRACT].peak_rss_mib > 1500  # the summary shows what the document cost
 
 
 def test_an_unexpected_error_is_retried_then_quarantined_on_the_last_try(limited, tmp_path):
@@ -131,3 +133,20 @@ def test_the_dag_finishes_and_loads_the_good_document(settings, weaviate_server,
     live = vector_store.live_collection(weaviate_server, settings)
     docs = {p["doc_id"] for _, p, _ in vector_store.iterate_objects(live, include_vector=False)}
     assert docs == {by_name["good.pdf"].doc_id}
+
+
+def test_each_stage_records_its_time_and_peak_memory(settings, tmp_path):
+    """The timings travel with the document's results and add up in the batch summary."""
+    ref = document(settings, tmp_path, "good.pdf", "timings")
+    extracted = run_stage(stage(EXTRACT), ref, settings)
+    cleaned = run_stage(stage(LANGUAGE), extracted, settings)
+    assert list(cleaned.timings) == [EXTRACT, LANGUAGE]
+    # the worker holds PDFium and fastText: far more than an empty interpreter's ~10 MiB
+    assert all(t.seconds > 0 and t.peak_rss_mib > 40 for t in cleaned.timings.values())
+    manifest = Workspace(settings, ref.batch_id).read_manifest()
+    load_step = {"seconds": 1.5, "peak_rss_mib": 300.0}
+    costs = stage_costs(manifest, [cleaned.model_dump(), cleaned.model_dump()], {"step_timings": {"load": load_step}})
+    assert list(costs) == [EXTRACT, LANGUAGE, "load"]
+    assert costs[EXTRACT] == {"seconds": round(2 * cleaned.timings[EXTRACT].seconds, 3),
+                              "peak_rss_mib": cleaned.timings[EXTRACT].peak_rss_mib, "runs": 2}
+    assert costs["load"] == {**load_step, "runs": 1}

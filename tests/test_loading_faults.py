@@ -305,3 +305,31 @@ def test_collection_config_read_back_shows_pq_and_replication(settings, live, we
     assert config.replication_config.factor == settings.weaviate.replication_factor
     collection = store.live_collection(weaviate_server, settings)
     assert collection.consistency_level.value == settings.weaviate.consistency_level
+
+
+def test_reads_of_a_selection_past_the_servers_result_cap_miss_nothing(settings, weaviate_server, live, monkeypatch):
+    """Filtered reads page by offset, which Weaviate caps (QUERY_MAXIMUM_RESULTS); past the cap
+    they go document by document. The cap is lowered here so that a small collection crosses it:
+    two versions of one document (as between a promotion's insert and its delete), another
+    document, a third one left out, and a batch filter on top."""
+    monkeypatch.setattr(store, "OFFSET_CAP", 40)
+    collection = store.ensure_collection(weaviate_server, settings, live)
+    rng = np.random.default_rng(7)
+    objects = []
+    for doc_id, batch_id, count in (("doc-a", "b1", 30), ("doc-a", "b2", 25), ("doc-b", "b2", 20), ("doc-c", "b2", 5)):
+        for index in range(count):
+            vector = rng.normal(size=512)
+            properties = {"text": f"{doc_id} {batch_id} {index}", "lang": "en", "doc_id": doc_id, "chunk_index": index,
+                          "chunk_id": f"{doc_id}:{index:04d}", "batch_id": batch_id}
+            objects.append((str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"{doc_id}/{batch_id}/{index}")), properties,
+                            (vector / np.linalg.norm(vector)).tolist()))
+    store.insert_objects(collection, objects, settings)
+    wanted = {u for u, p, _ in objects if p["doc_id"] in ("doc-a", "doc-b")}
+    read = list(store.iterate_objects(collection, ["doc-a", "doc-b"], page_size=10))
+    assert len(read) == len(wanted) == 75 and {u for u, _, _ in read} == wanted
+    by_uuid = {u: v for u, _, v in objects}
+    assert all(np.allclose(v, by_uuid[u], atol=1e-6) for u, _, v in read)
+    of_b2 = {u for u, _, _ in store.iterate_objects(collection, ["doc-a", "doc-b"], include_vector=False,
+                                                     page_size=10, filters=store.batch_filter("b2"))}
+    assert of_b2 == {u for u, p, _ in objects if p["doc_id"] in ("doc-a", "doc-b") and p["batch_id"] == "b2"}
+    assert len(store.list_uuids(collection, page_size=16)) == 80

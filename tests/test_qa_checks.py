@@ -12,7 +12,8 @@ import pytest
 
 from pipeline.publish.checks import Checker, short_text_script_agrees
 from pipeline.publish.garbage import is_ocr_garbage
-from pipeline.stages import STRUCTURE, structure
+from pipeline.contracts import ExtractedDocument, Page
+from pipeline.stages import EXTRACT, STRUCTURE, structure
 from pipeline.workspace import Workspace
 from test_structure import golden_document
 
@@ -101,3 +102,34 @@ def test_real_chinese_text_layer_lines_are_not_ocr_garbage(line):
     """Lines of the Chinese maint-guide's text layer that once failed a bilingual batch: a
     CJK-heavy token with three capitals, man-page references glued by 、, wrapped tails."""
     assert not is_ocr_garbage(line, "zh")
+
+
+@pytest.mark.parametrize("line", [
+    "2.2.1 TEX Live and MacTEX . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . 13",
+    "\\immediate . . . . . . . . . . . 1155, 1163, 1193", "\\KV@@sp@b . . . . . . . . . . . . . . . 708, 710, 712"])
+def test_contents_and_index_lines_of_real_manuals_are_not_ocr_garbage(line):
+    """Lines of TeX manuals in the scale corpus (beamer's contents, xkeyval's index) that failed
+    a batch at the QA gate: every dot of a leader counted as a letter fragment."""
+    assert not is_ocr_garbage(line, "en")
+    assert is_ocr_garbage("hee ot e re . . . . . 12", "en")  # fragments before a leader still are garbage
+
+
+def test_code_in_a_text_layer_document_is_not_ocr_garbage(settings, tmp_path):
+    """A shell script in the Debian Reference (scale corpus) failed text_present: its variable
+    names read like OCR of dust. Read from a text layer there is no OCR to garble it; the same
+    lines in an OCRed document still count."""
+    code = ("FZF_KEYBINDINGS_PATH=/usr/share/doc/fzf/examples/key-bindings.bash\nif [ -f $FZF_KEYBINDINGS_PATH ]; then\n"
+            ". $FZF_KEYBINDINGS_PATH\nfi\nFZF_COMPLETION_PATH=/usr/share/doc/fzf/examples/completion.bash\n"
+            "if [ -f $FZF_COMPLETION_PATH ]; then\n. $FZF_COMPLETION_PATH\nfi")
+    ws = Workspace(settings, "code-check")
+    checker = Checker(ws, settings, None, 512)
+    assert checker.text_present(chunk(code, extraction_method="text_layer"))[0]
+    assert not checker.text_present(chunk(code, extraction_method="ocr"))[0]
+    # a document with a figure page OCRed: its text-layer pages count as text layer
+    pages = [Page(page_no=n, width=595, height=842, method=method, engine="e", direction="horizontal", blocks=[])
+             for n, method in ((1, "text_layer"), (2, "ocr"))]
+    ws.write_model(ws.path(EXTRACT, "doc"), ExtractedDocument(doc_id="doc", source_path="doc.pdf", sha256="0" * 64,
+                                                             pages=pages, engines=["e"]))
+    mixed = {"extraction_method": "ocr+text_layer", "page_start": 1, "page_end": 1}
+    assert checker.text_present(chunk(code, **mixed))[0]
+    assert not checker.text_present(chunk(code, **{**mixed, "page_end": 2}))[0]

@@ -137,3 +137,23 @@ def test_tagger_with_table_spans(text, lang, spans):
     tables = [(a, min(a + n, len(text))) for a, n in spans if a < len(text)]
     doc = cleaned(text, lang)
     check_invariants(doc.model_copy(update={"tables": tables}))
+
+
+def test_a_contents_entry_read_as_a_clause_ends_at_the_next_contents_line():
+    """The contents of the Spanish Debian Edu manual (scale corpus): the TOC detector misses the
+    chapter lines without leaders ("3. Arquitectura 2"), which open clauses; the contents lines
+    after them belong to no clause, so no clause may span them (the QA gate's clause check
+    failed TOC chunks that lay inside one)."""
+    text = ("Índice\n\n2. Requisitos de hardware . . . . . . . . . . . . . . . . . . . . . . . . 1\n\n"
+            "3. Arquitectura 2\n\n3.1. Red . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . 2\n\n"
+            "3.1.1. La configuración de red predeterminada . . . . . . . . . . . . . . . . . . . 2\n\n"
+            "3.1.2. Servidor principal . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . 3\n\n"
+            "4. Requisitos 7\n\n4.1. Requisitos de hardware . . . . . . . . . . . . . . . . . . . . . . 7\n\n"
+            "1. Introducción\n\nDebian Edu es una distribución para escuelas. Este manual explica cómo instalarla.\n")
+    doc = structure.tag(cleaned(text, "es"))
+    spans: dict[str, list[int]] = {}
+    for offset, kind, cid in doc.markers:
+        spans.setdefault(cid, [offset, offset])[0 if kind == "CLAUSE_START" else 1] = offset
+    tocs = [e for e in doc.elements if e.type == "TOC"]
+    assert len(tocs) >= 4
+    assert not [(e.start, cid) for e in tocs for cid, (a, b) in spans.items() if a <= e.start and e.end <= b]

@@ -14,9 +14,12 @@ to the roots of the run they start (pipeline/cli/dag_runs.py).
 from __future__ import annotations
 
 import logging
+import os
+import time
 from pathlib import Path
 from typing import Iterable
 
+from pipeline.batch.isolation import rss_mib
 from pipeline.batch.recovery import recover, run_owner
 from pipeline.batch.sync import (
     FoundFile,
@@ -31,6 +34,7 @@ from pipeline.contracts import (
     DeletedDocument,
     PathChange,
     SourceDocument,
+    StageTiming,
 )
 from pipeline.stores.document_registry import GONE, DocumentRegistry
 from pipeline.workspace import Workspace, doc_id_for, sha256_file
@@ -97,6 +101,7 @@ def discover(settings: Settings, batch_id: str, paths: Iterable[str | Path] | No
     Idempotent: a retried discover task rewrites the same manifest. Batches a crash left
     behind are finished or undone first, so their documents count as not processed.
     """
+    started = time.monotonic()
     recover(settings)
     roots = [confined(p, settings) for p in paths] if paths else [settings.source_dir.resolve()]
     found = [FoundFile(str(p), sha256_file(p), p.stat().st_size) for p in list_sources(settings, paths)]
@@ -111,7 +116,7 @@ def discover(settings: Settings, batch_id: str, paths: Iterable[str | Path] | No
         log.error("batch %s stopped: %s", batch_id, stop)
         raise
     return write_manifest(settings, batch_id, "corpus_refresh", plan.todo, plan.skipped, plan.moved, plan.deleted,
-                          plan.paths)
+                          plan.paths, started)
 
 
 def reprocess_manifest(settings: Settings, batch_id: str, target: str) -> BatchManifest:
@@ -143,23 +148,22 @@ def reprocess_manifest(settings: Settings, batch_id: str, target: str) -> BatchM
 def write_manifest(settings: Settings, batch_id: str, kind: str, todo: list[SourceDocument],
                    skipped: list[SourceDocument], moved: list[PathChange] | None = None,
                    deleted: list[DeletedDocument] | None = None,
-                   paths: dict[str, list[str]] | None = None) -> BatchManifest:
+                   paths: dict[str, list[str]] | None = None, started: float | None = None) -> BatchManifest:
     """Open the batch: its manifest in the workspace, its row and its documents in the registry.
 
     The documents to process get their paths now (``paths``, else the processed one); moves
-    and deletions wait for promotion (lifecycle.finish_batch), so a rollback can undo them."""
+    and deletions wait for promotion (lifecycle.finish_batch), so a rollback can undo them.
+    ``started``: when discovery began (time.monotonic()), for the manifest's timing."""
     manifest = BatchManifest(batch_id=batch_id, kind=kind, documents=todo, skipped=skipped,  # type: ignore[arg-type]
                              moved=moved or [], deleted=deleted or [])
+    if started is not None:
+        manifest.discovery = StageTiming(seconds=round(time.monotonic() - started, 3),
+                                         peak_rss_mib=round(rss_mib(os.getpid()), 1))
     ws = Workspace(settings, batch_id)
     ws.write_model(ws.manifest_path, manifest)
     registry = DocumentRegistry(settings.document_registry_path)
     registry.start_batch(batch_id, kind, *run_owner())
-    for doc in todo:
-        registry.record_document(doc.doc_id, doc.source_path, last_batch=batch_id)
-        if paths and doc.doc_id in paths:
-            registry.set_paths(doc.doc_id, paths[doc.doc_id], doc.source_path)
-        else:
-            registry.add_path(doc.doc_id, doc.source_path)
+    registry.open_documents(batch_id, [(doc.doc_id, doc.source_path, (paths or {}).get(doc.doc_id)) for doc in todo])
     log.info("batch %s: %d document(s) to process, %d unchanged and skipped, %d moved, %d deleted", batch_id,
              len(todo), len(skipped), len(manifest.moved), len(manifest.deleted))
     for doc in skipped:

@@ -2,7 +2,7 @@
 from everywhere Rosetta copied it, so that nothing under the data root holds its text.
 
     1. Weaviate: its objects leave the live and every staging collection, then each collection
-       is rewritten (pipeline.stores.vector_store.rewrite_collection), because the storage
+       is rewritten (``rewrite_collection`` below), because the storage
        engine keeps deleted objects' bytes in older segments until compaction;
     2. every batch workspace: its per-stage files and vectors are deleted, and every batch
        file that mentions it (manifest, replaced_chunks.json, which a later rollback would
@@ -127,7 +127,7 @@ def erase_from_weaviate(settings: Settings, doc_id: str) -> dict[str, Any]:
         for name in names:
             counts[name] = vector_store.delete_document(client.collections.get(name), doc_id)
         deleted_at = time.monotonic()
-        kept = {name: vector_store.rewrite_collection(client, settings, name,
+        kept = {name: rewrite_collection(client, settings, name,
                                                       settings.data_root / "erasure" / f"rewrite-{name}.json")
                 for name in names}
     return {"objects_deleted": counts, "objects_kept": kept, "delete_s": round(deleted_at - started, 2),
@@ -176,3 +176,33 @@ def forget(settings: Settings, target: str, reason: str) -> dict[str, Any]:
                     "as a new document; remove the file to keep it out", row.doc_id)
     progress.info("  forgotten: registry row reduced to a tombstone; %s", anchors["verdict"])
     return report
+
+
+def rewrite_collection(client, settings: Settings, name: str, journal: Path) -> int:
+    """Copy a collection's objects (uuids, properties, vectors) into a fresh collection, drop the
+    old one, and copy them back under the old name; returns the objects kept.
+
+    Weaviate keeps a deleted object's bytes in older LSM segments and the write-ahead log until
+    compaction; dropping the collection removes its files, so afterwards no bytes of deleted
+    objects remain. ``journal`` records that the copy is complete, so a crash at any point is
+    finished by a retry (a copy without a journal entry is incomplete and made again).
+    """
+    copy = f"{name}Rewrite"
+    state = json.loads(journal.read_text()) if journal.exists() else {}
+    if state.get("copied") == copy and not client.collections.exists(copy):
+        journal.unlink()  # the previous attempt finished all but this
+        return client.collections.get(name).aggregate.over_all(total_count=True).total_count
+    if state.get("copied") != copy:
+        if client.collections.exists(copy):
+            client.collections.delete(copy)
+        objects = list(vector_store.iterate_objects(client.collections.get(name)))
+        vector_store.insert_objects(vector_store.ensure_collection(client, settings, copy), objects, settings)
+        journal.parent.mkdir(parents=True, exist_ok=True)
+        journal.write_text(json.dumps({"collection": name, "copied": copy, "objects": len(objects)}))
+    kept = list(vector_store.iterate_objects(client.collections.get(copy)))
+    if client.collections.exists(name):
+        client.collections.delete(name)
+    vector_store.insert_objects(vector_store.ensure_collection(client, settings, name), kept, settings)
+    client.collections.delete(copy)
+    journal.unlink()
+    return len(kept)

@@ -44,6 +44,7 @@ class Outcome:
     reason: str | None = None  # a quarantine reason: stage_timeout, too_large, stage_error, or a DocumentError's
     detail: str = ""
     traceback: str = ""
+    peak_rss_mib: float = 0.0  # of the process that ran the stage, as polled
 
 
 def rss_mib(pid: int) -> float:
@@ -166,26 +167,27 @@ class StageWorker:
                     pages, started, begun = message[1], time.monotonic(), True
                     allowed = limits.base_s + limits.per_page_s * (pages or 0)
                     continue
+                peak = max(peak, rss_mib(self._process.pid))
                 self._recycle_if_bloated(limits)
                 if message[0] == "ok":
-                    return Outcome(result=message[1])
+                    return Outcome(result=message[1], peak_rss_mib=peak)
                 if message[0] == "document_error":
-                    return Outcome(reason=message[1], detail=message[2])
-                return Outcome(reason="stage_error", detail=message[1], traceback=message[2])
+                    return Outcome(reason=message[1], detail=message[2], peak_rss_mib=peak)
+                return Outcome(reason="stage_error", detail=message[1], traceback=message[2], peak_rss_mib=peak)
             if not self._process.is_alive():
                 return self._died(stage)
             peak = max(peak, rss_mib(self._process.pid))
             if peak > limits.rss_mib:
                 self.stop()
                 return Outcome(reason="too_large", detail=f"{stage.name} used more than {limits.rss_mib} MiB "
-                                                          f"of memory ({peak:.0f} MiB){_pages(pages)}")
+                                                          f"of memory ({peak:.0f} MiB){_pages(pages)}", peak_rss_mib=peak)
             if time.monotonic() - started > allowed:
                 at_page = self._page.value
                 self.stop()
                 what = "its deadline" if begun else "the worker's start limit"
                 return Outcome(reason="stage_timeout",
                                detail=f"{stage.name} ran past {what} of {allowed:.0f} s{_pages(pages)}"
-                                      + (f", stopped at page {at_page}" if at_page else ""))
+                                      + (f", stopped at page {at_page}" if at_page else ""), peak_rss_mib=peak)
 
     def _died(self, stage: Stage) -> Outcome:
         self._process.join(timeout=10)  # the pipe can close before the process is reaped

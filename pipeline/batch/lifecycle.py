@@ -17,6 +17,7 @@ import logging
 from collections import Counter
 from typing import Any
 
+from pipeline.batch.runner import run_step
 from pipeline.config import Settings
 from pipeline.contracts import (
     BatchManifest,
@@ -26,8 +27,8 @@ from pipeline.contracts import (
     ExtractedDocument,
     StageResult,
 )
-from pipeline.publish import load, promote, qa
-from pipeline.stages import CHUNK, EMBED, EXTRACT, LANGUAGE
+from pipeline.publish import promote
+from pipeline.stages import CHUNK, EMBED, EXTRACT, LANGUAGE, LOAD, PROMOTE, QA, stage
 from pipeline.stores import tracking
 from pipeline.stores.document_registry import GONE, DocumentRegistry
 from pipeline.workspace import Workspace
@@ -41,9 +42,9 @@ def publish_batch(batch_id: str, results: list[dict[str, Any]], settings: Settin
 
     ``results`` are the per-document stages' last results (the manifest is written already).
     """
-    loaded = load.run(batch_id, results, settings)
-    checked = qa.run(batch_id, loaded, settings)
-    outcome = promote.run(batch_id, checked, settings)
+    loaded = run_step(stage(LOAD), batch_id, results, settings)
+    checked = run_step(stage(QA), batch_id, loaded, settings)
+    outcome = run_step(stage(PROMOTE), batch_id, checked, settings)
     return finish_batch(batch_id, outcome["results"], outcome, settings)
 
 
@@ -98,7 +99,7 @@ def finish_batch(batch_id: str, results: list[dict[str, Any]], outcome: dict[str
         "moved": [m.doc_id for m in manifest.moved], "deleted": [d.doc_id for d in manifest.deleted],
         "chunks": outcome.get("objects", 0), "qa_passed": outcome.get("qa_passed"),
         "qa_failure_rate": outcome.get("qa_failure_rate"), "alignment_versions": alignment_versions,
-        "documents": documents,
+        "stages": stage_costs(manifest, results, outcome), "documents": documents,
     }
     ws.write_json(ws.batch_file("summary.json"), summary)
     registry.finish_batch(batch_id, status, summary)
@@ -107,6 +108,27 @@ def finish_batch(batch_id: str, results: list[dict[str, Any]], outcome: dict[str
              batch_id, status, summary["processed"], summary["loaded"], summary["quarantined"],
              summary["skipped_unchanged"], summary["chunks"])
     return summary
+
+
+def stage_costs(manifest: BatchManifest, results: list[dict[str, Any]], outcome: dict[str, Any]) -> dict[str, Any]:
+    """Per stage, in order: wall seconds summed over the documents (or the step's once), the
+    largest peak resident memory of the process that ran it, and how many runs that was."""
+    costs: dict[str, dict[str, Any]] = {}
+
+    def add(name: str, timing: dict[str, float]) -> None:
+        cost = costs.setdefault(name, {"seconds": 0.0, "peak_rss_mib": 0.0, "runs": 0})
+        cost["seconds"] = round(cost["seconds"] + timing["seconds"], 3)
+        cost["peak_rss_mib"] = max(cost["peak_rss_mib"], timing["peak_rss_mib"])
+        cost["runs"] += 1
+
+    if manifest.discovery is not None:
+        add("discover", manifest.discovery.model_dump())
+    for result in results:
+        for name, timing in result.get("timings", {}).items():
+            add(name, timing if isinstance(timing, dict) else timing.model_dump())
+    for name, timing in outcome.get("step_timings", {}).items():
+        add(name, timing)
+    return costs
 
 
 def _record_sync(manifest: BatchManifest, registry: DocumentRegistry) -> None:

@@ -16,11 +16,15 @@ deadline and a memory cap (pipeline.batch.isolation). The outcomes:
 from __future__ import annotations
 
 import logging
+import os
+import threading
+import time
 import traceback
 from typing import Any
 
+from pipeline.batch.isolation import Outcome, one_line, rss_mib, worker
 from pipeline.config import Settings
-from pipeline.contracts import DocRef, DocumentError, StageResult
+from pipeline.contracts import DocRef, DocumentError, StageResult, StageTiming
 from pipeline.stages import DOCUMENT_STAGES, Stage
 from pipeline.stores.document_registry import DocumentRegistry
 from pipeline.workspace import Workspace
@@ -47,19 +51,22 @@ def run_stage(stage: Stage, previous: StageResult | dict[str, Any] | DocRef, set
     if isinstance(previous, StageResult) and previous.status == "quarantined":
         return previous
     ref = previous.ref if isinstance(previous, StageResult) else previous
-    reason, detail = _run(stage, ref, settings, last_try)
-    if reason is None:
-        result = detail
+    started = time.monotonic()
+    outcome = _run(stage, ref, settings, last_try)
+    if outcome.reason is None:
+        result = outcome.result
     else:
-        result = _quarantine(stage, ref, settings, reason, detail)
+        result = _quarantine(stage, ref, settings, outcome.reason, outcome.detail)
+    spent = StageTiming(seconds=round(time.monotonic() - started, 3), peak_rss_mib=round(outcome.peak_rss_mib, 1))
+    earlier = previous.timings if isinstance(previous, StageResult) else {}
+    result = result.model_copy(update={"timings": {**earlier, stage.name: spent}})
     progress.info("%-9s %-36s %s", stage.name, ref.doc_id,
                   result.status if result.status == "ok" else f"QUARANTINED ({result.reason}: {result.detail})")
     return result
 
 
-def _run(stage: Stage, ref: DocRef, settings: Settings, last_try: bool) -> tuple[str | None, Any]:
-    """(None, result), or (quarantine reason, detail)."""
-    from pipeline.batch.isolation import Outcome, one_line, worker
+def _run(stage: Stage, ref: DocRef, settings: Settings, last_try: bool) -> Outcome:
+    """The stage's result, or the quarantine reason and detail."""
 
     registry = DocumentRegistry(settings.document_registry_path)
     registry.beat(ref.batch_id)
@@ -67,7 +74,7 @@ def _run(stage: Stage, ref: DocRef, settings: Settings, last_try: bool) -> tuple
         outcome = worker().run(stage, ref, settings, alive=lambda: registry.beat(ref.batch_id))
     else:  # in this process: no deadline or memory cap
         try:
-            outcome = Outcome(result=stage.load().run(ref, settings))
+            outcome = Outcome(result=stage.load().run(ref, settings), peak_rss_mib=rss_mib(os.getpid()))
         except DocumentError as error:
             outcome = Outcome(reason=error.reason, detail=error.detail)
         except Exception as error:
@@ -76,9 +83,7 @@ def _run(stage: Stage, ref: DocRef, settings: Settings, last_try: bool) -> tuple
         log.warning("%s %s: %s\n%s", stage.name, ref.doc_id, outcome.detail, outcome.traceback)
         if not last_try:
             raise StageFailed(f"{stage.name} {ref.doc_id}: {outcome.detail}")
-    if outcome.reason is None:
-        return None, outcome.result
-    return outcome.reason, outcome.detail
+    return outcome
 
 
 def _quarantine(stage: Stage, ref: DocRef, settings: Settings, reason: str, detail: str) -> StageResult:
@@ -89,6 +94,30 @@ def _quarantine(stage: Stage, ref: DocRef, settings: Settings, reason: str, deta
     ws.write_json(ws.quarantine_path(ref.doc_id), {**result.model_dump(), "source_path": source})
     log.warning("QUARANTINE %s (%s): %s", source or ref.doc_id, reason, detail)
     return result
+
+
+def run_step(stage: Stage, batch_id: str, upstream: Any, settings: Settings) -> dict[str, Any]:
+    """Run one batch step (load, qa, promote) in this process; its output carries the wall
+    seconds and peak resident memory of this step and the steps before it (``step_timings``)."""
+    peak = [rss_mib(os.getpid())]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.1):
+            peak[0] = max(peak[0], rss_mib(os.getpid()))
+
+    sampler = threading.Thread(target=sample, daemon=True, name="rosetta-rss-sampler")
+    sampler.start()
+    started = time.monotonic()
+    try:
+        output = stage.load().run(batch_id, upstream, settings)
+    finally:
+        done.set()
+        sampler.join()
+    spent = StageTiming(seconds=round(time.monotonic() - started, 3),
+                        peak_rss_mib=round(max(peak[0], rss_mib(os.getpid())), 1))
+    earlier = upstream.get("step_timings", {}) if isinstance(upstream, dict) else {}
+    return {**output, "step_timings": {**earlier, stage.name: spent.model_dump()}}
 
 
 def process_document(ref: DocRef, settings: Settings) -> StageResult:

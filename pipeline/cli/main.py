@@ -159,6 +159,10 @@ def _print_batch(batch_id: str) -> None:
           f"{s.get('skipped_unchanged', 0)} unchanged and skipped, {s.get('chunks', 0)} chunk(s)")
     if s.get("qa_passed") is not None and s.get("processed"):
         print(f"QA gate: {'passed' if s['qa_passed'] else 'FAILED'} (failure rate {s['qa_failure_rate']:.1%})")
+    if s.get("stages"):
+        print("time per stage: " + ", ".join(f"{name} {cost['seconds']:.1f} s" for name, cost in s["stages"].items())
+              + "; peak memory " + ", ".join(f"{name} {cost['peak_rss_mib']:.0f}" for name, cost in s["stages"].items())
+              + " MiB")
     rows = []
     for d in s.get("documents", []):
         rows.append({"doc": Path(d["source_path"]).name, "lang": d.get("lang", "-"),

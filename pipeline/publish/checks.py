@@ -7,9 +7,9 @@ from typing import Any, Callable
 import numpy as np
 
 from pipeline.config import Settings
-from pipeline.contracts import CleanedDocument, StructuredDocument
+from pipeline.contracts import CleanedDocument, ExtractedDocument, StructuredDocument
 from pipeline.publish.garbage import is_ocr_garbage
-from pipeline.stages import LANGUAGE, STRUCTURE
+from pipeline.stages import EXTRACT, LANGUAGE, STRUCTURE
 from pipeline.stores import vector_store
 from pipeline.text.cleaning import is_garbage
 from pipeline.text.langid import language_candidates
@@ -41,6 +41,7 @@ class Checker:
     def __init__(self, ws: Workspace, settings: Settings, collection, dimension: int):
         self.ws, self.settings, self.collection, self.dimension = ws, settings, collection, dimension
         self._cleaned: dict[str, CleanedDocument] = {}
+        self._ocr_pages: dict[str, set[int]] = {}
 
     def cleaned(self, doc_id: str) -> CleanedDocument:
         if doc_id not in self._cleaned:
@@ -49,15 +50,33 @@ class Checker:
 
     def text_present(self, obj: dict[str, Any]) -> tuple[bool, str]:
         """Text, and no more than one line in ten (at most one in a short chunk) of OCR
-        garbage or symbol soup: dusty scans leave dozens of lone "8", "a", "日" lines."""
+        garbage or symbol soup: dusty scans leave dozens of lone "8", "a", "日" lines. A chunk
+        read from a text layer has no OCR to garble it: only symbol soup counts there (a
+        manual's $FZF_COMPLETION_PATH lines, a formula's lone "}" and "n" are not dust)."""
         text, lang = obj["properties"]["text"].strip(), obj["properties"]["lang"]
         if not text:
             return False, "empty text"
         lines = [line for line in text.splitlines() if line.strip()]
-        bad = [line for line in lines if is_ocr_garbage(line, lang)
+        ocr = self.read_by_ocr(obj["properties"])
+        bad = [line for line in lines if (ocr and is_ocr_garbage(line, lang))
                or is_garbage(line, self.settings.cleaning.garbage_max_symbol_ratio)]
         ok = len(bad) <= max(1, len(lines) // 10)
         return ok, f"{len(bad)} of {len(lines)} line(s) garbage" + (f", e.g. {bad[0][:40]!r}" if bad else "")
+
+    def read_by_ocr(self, p: dict[str, Any]) -> bool:
+        """Whether any page of the chunk was read (wholly or in part) by OCR; when the workspace
+        cannot tell, the chunk is taken as OCRed."""
+        method = p.get("extraction_method")
+        if method == "text_layer":
+            return False
+        if "ocr" not in (method or "") or "page_start" not in p or not self.ws.path(EXTRACT, p["doc_id"]).exists():
+            return True
+        path = self.ws.path(EXTRACT, p["doc_id"])
+        if p["doc_id"] not in self._ocr_pages:
+            pages = self.ws.read_model(path, ExtractedDocument).pages
+            self._ocr_pages[p["doc_id"]] = {page.page_no for page in pages
+                                            if page.method == "ocr" or any(b.method == "ocr" for b in page.blocks)}
+        return any(n in self._ocr_pages[p["doc_id"]] for n in range(p["page_start"], p["page_end"] + 1))
 
     def language_agrees(self, obj: dict[str, Any]) -> tuple[bool, str]:
         """The label is among a fresh detection's top three: fastText's lite model splits

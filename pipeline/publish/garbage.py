@@ -16,6 +16,7 @@ LATIN_LANGS = {"en", "de", "es"}
 FRAGMENT = re.compile(r"^[^\W\d_]{1,2}$")
 CJK_LINE_END = "。．，、）)」』】》！？：；"
 WORD_BREAK = re.compile(r"[^\w]+")  # CJK text glues "imake(1)、xmkmf(1)" into one space-free token
+LEADER = re.compile(r"(?:\s*\.){3,}[\s\d,–-]*$")  # ". . . . 24, 410": a contents or index line's dots and pages
 
 
 def _letter_digit_switches(token: str) -> int:
@@ -24,7 +25,11 @@ def _letter_digit_switches(token: str) -> int:
 
 
 def is_ocr_garbage(line: str, lang: str) -> bool:
-    """A line no printed text would produce, for a chunk labelled ``lang``."""
+    """A line no printed text would produce, for a chunk labelled ``lang``. A dot leader and
+    the page numbers after it are layout (every single dot would count as a fragment), so a
+    line is judged without them, unless nothing else is left ("...." stays garbage)."""
+    if (body := LEADER.sub("", line)).strip():
+        line = body
     squeezed = "".join(line.split())
     if not squeezed:
         return False

@@ -95,7 +95,8 @@ def rollback_promoted(batch_id: str, settings: Settings) -> dict[str, Any]:
     backup = ws.read_json(ws.batch_file("replaced_chunks.json"))
     with vector_store.connect(settings) as client:
         live = vector_store.live_collection(client, settings)
-        current = [u for u, _, _ in vector_store.iterate_objects(live, include_vector=False,
+        batch_docs = [d.doc_id for d in ws.read_manifest().documents]  # the only documents it stamped
+        current = [u for u, _, _ in vector_store.iterate_objects(live, batch_docs, include_vector=False,
                                                                  filters=vector_store.batch_filter(batch_id))]
         backup_docs = sorted({o["properties"]["doc_id"] for o in backup})
         superseded = {p["doc_id"] for _, p, _ in

@@ -47,9 +47,13 @@ def check_chunks(batch_id: str, doc_ids: list[str], settings: Settings,
     dims = {ws.read_model(ws.path(EMBED, d), EmbeddedDocument).dimension for d in doc_ids}
     with vector_store.connect(settings) as client:
         collection = client.collections.get(vector_store.staging_name(settings, batch_id))
-        objects = {u: (p, v) for u, p, v in vector_store.iterate_objects(collection)}
+        # uuids first, then only the chosen objects with their vectors: a batch of 10,000 pages
+        # is some 30,000 objects, over 500 MB as Python lists of floats
+        uuids = vector_store.list_uuids(collection)
+        chosen = choose(uuids)
+        objects = {u: (p, v) for u, p, v in vector_store.fetch_by_uuid(collection, chosen)}
         checks = Checker(ws, settings, collection, dims.pop() if len(dims) == 1 else -1).all()
-        return len(objects), [_checked(checks, u, *objects[u]) for u in choose(list(objects))]
+        return len(uuids), [_checked(checks, u, *objects[u]) for u in chosen]
 
 
 def check_all(batch_id: str, doc_ids: list[str], settings: Settings) -> list[dict[str, Any]]:

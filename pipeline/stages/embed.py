@@ -6,12 +6,27 @@ applied later without re-extracting or re-embedding.
 
 from __future__ import annotations
 
-from pipeline.alignment.maps import load_production_map
+from pipeline.alignment.maps import AlignmentMap, load_production_map
 from pipeline.config import Settings
 from pipeline.contracts import ChunkedDocument, DocRef, EmbeddedDocument, StageResult
 from pipeline.embedding.embedders import embedder_id, get_embedder
 from pipeline.stages import CHUNK, EMBED
 from pipeline.workspace import Workspace
+
+
+_maps: dict[tuple[str, str, str], AlignmentMap] = {}  # (MLflow store, batch, lang): this process's batch
+
+
+def batch_map(settings: Settings, batch_id: str, lang: str) -> AlignmentMap:
+    """The production map of ``lang`` as this process first found it for the batch: one
+    registry look-up per language and batch instead of one per document (each costs several
+    MLflow store queries). A map promoted mid-batch is used from the next batch on."""
+    key = (settings.mlflow_tracking_uri, batch_id, lang)
+    if key not in _maps:
+        if any(k[:2] != key[:2] for k in _maps):
+            _maps.clear()
+        _maps[key] = load_production_map(settings, lang)
+    return _maps[key]
 
 
 def run(ref: DocRef, settings: Settings) -> StageResult:
@@ -20,7 +35,7 @@ def run(ref: DocRef, settings: Settings) -> StageResult:
     embedder = get_embedder(settings.embedding.model, settings.embedding.batch_size)
     raw = embedder.encode([c.text for c in chunked.chunks])
     # each chunk is aligned with its own language's map (a mixed document has several)
-    maps = {lang: load_production_map(settings, lang) for lang in {chunked.lang, *(c.lang for c in chunked.chunks)}}
+    maps = {lang: batch_map(settings, ref.batch_id, lang) for lang in {chunked.lang, *(c.lang for c in chunked.chunks)}}
     aligned = raw.copy()
     for lang, alignment in maps.items():
         rows = [i for i, c in enumerate(chunked.chunks) if c.lang == lang]

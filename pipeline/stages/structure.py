@@ -189,6 +189,10 @@ def tag(doc: CleanedDocument) -> StructuredDocument:
         found = piece.match
         caption: Piece | None = None
         if piece.toc:
+            # A contents line belongs to no clause: one opened by a contents entry the TOC
+            # detector missed ("3. Arquitectura 2") ends here, or its span would hold TOC chunks
+            # that name no clause (the QA gate's clause check failed manuals in the scale run).
+            close_until(0, last_end)
             elements.append(Element(type="TOC", start=piece.start, end=piece.end))
             last_end = piece.end
             i += 1

@@ -239,6 +239,24 @@ class DocumentRegistry:
                 assignments = ", ".join(f"{k} = ?" for k in fields)
                 db.execute(f"UPDATE documents SET {assignments} WHERE doc_id = ?", [*fields.values(), doc_id])
 
+    def open_documents(self, batch_id: str, documents: list[tuple[str, str, list[str] | None]]) -> None:
+        """The documents a new batch processes, in one transaction: each (doc_id, source path,
+        its paths after the refresh or None for just that one) gets the batch as its last,
+        a new one the status ``processing``. What ``record_document`` and ``set_paths`` /
+        ``add_path`` do one document at a time (a transaction each: slow for thousands)."""
+        now = _now()
+        with self._connect() as db:
+            for doc_id, source_path, paths in documents:
+                db.execute("INSERT INTO documents (doc_id, source_path, status, last_batch, updated_at) "
+                           "VALUES (?, ?, 'processing', ?, ?) ON CONFLICT(doc_id) DO UPDATE SET "
+                           "source_path = excluded.source_path, last_batch = excluded.last_batch, "
+                           "updated_at = excluded.updated_at", (doc_id, source_path, batch_id, now))
+                if paths is not None:
+                    db.execute("DELETE FROM document_paths WHERE doc_id = ?", (doc_id,))
+                for path in paths if paths is not None else [source_path]:
+                    db.execute("INSERT INTO document_paths (path, doc_id, added_at) VALUES (?, ?, ?) "
+                               "ON CONFLICT(path) DO UPDATE SET doc_id = excluded.doc_id", (path, doc_id, now))
+
     # --- batches ---------------------------------------------------------------------
     def start_batch(self, batch_id: str, kind: str, owner_pid: int | None = None, owner_host: str | None = None) -> None:
         now = _now()

@@ -6,7 +6,7 @@ make a batch all-or-nothing (docs/decisions.md section 3).
 from __future__ import annotations
 
 import hashlib
-import json
+import itertools
 import logging
 import socket
 from concurrent.futures import ThreadPoolExecutor
@@ -134,8 +134,10 @@ def embedded_environment(settings: Settings) -> dict[str, str]:
     authentication with anonymous access off, profiling off, the cluster's gossip and Raft
     bound to loopback. Weaviate 1.39 binds gRPC and the cluster data port on every interface
     with no option to change it: gRPC takes the API key, the data port a generated password.
-    Plus the tokenizers the language table needs."""
+    Raft's timeouts at 1x, not 5x: a lone node on loopback waited 8 s for its own election at
+    every start (docs/benchmarks.md). Plus the tokenizers the language table needs."""
     return {
+        "RAFT_TIMEOUTS_MULTIPLIER": "1",
         "LOG_LEVEL": "error",
         "DISABLE_TELEMETRY": "true",
         "ENABLE_MODULES": "",
@@ -212,7 +214,12 @@ def connect(settings: Settings) -> Iterator[weaviate.WeaviateClient]:
     try:
         yield client
     finally:
+        # The client stops its embedded server before closing its own connections, and the
+        # server then waits some 4 s for them: close them first.
+        server, client._connection.embedded_db = client._connection.embedded_db, None
         client.close()
+        if server is not None:
+            server.stop()
 
 
 @contextmanager
@@ -226,8 +233,12 @@ def embedded_server_kept_up(settings: Settings) -> Iterator[None]:
         yield
 
 
+def staging_prefix(settings: Settings) -> str:
+    return f"{settings.weaviate.collection}Staging_"
+
+
 def staging_name(settings: Settings, batch_id: str) -> str:
-    return f"{settings.weaviate.collection}Staging_{hashlib.sha1(batch_id.encode()).hexdigest()[:12]}"
+    return f"{staging_prefix(settings)}{hashlib.sha1(batch_id.encode()).hexdigest()[:12]}"
 
 
 _MIGRATED: set[tuple[int, str]] = set()
@@ -243,14 +254,18 @@ def ensure_collection(client: weaviate.WeaviateClient, settings: Settings, name:
             _MIGRATED.add((id(client), name))
         return collection
     cfg = settings.weaviate
-    quantizer = Configure.VectorIndex.Quantizer.pq(training_limit=cfg.pq_min_objects) if cfg.pq_enabled else None
+    if name.startswith(staging_prefix(settings)):
+        # A staging collection is searched only by the QA gate's few self-hit queries: an exact
+        # (flat) index costs nothing to build, where HNSW costs as much as the live insert.
+        index = Configure.VectorIndex.flat()
+    else:
+        quantizer = Configure.VectorIndex.Quantizer.pq(training_limit=cfg.pq_min_objects) if cfg.pq_enabled else None
+        index = Configure.VectorIndex.hnsw(quantizer=quantizer)
     client.collections.create(
         name,
         properties=[Property(name=n, data_type=t, skip_vectorization=True) for n, t in PROPERTIES]
         + lexical_properties(settings),
-        vector_config=Configure.Vectors.self_provided(
-            vector_index_config=Configure.VectorIndex.hnsw(quantizer=quantizer),
-        ),
+        vector_config=Configure.Vectors.self_provided(vector_index_config=index),
         replication_config=Configure.replication(factor=cfg.replication_factor),
     )
     return client.collections.get(name)
@@ -317,28 +332,75 @@ def insert_objects(collection, objects: list[tuple[str, dict[str, Any], list[flo
 
 def iterate_objects(collection, doc_ids: list[str] | None = None, include_vector: bool = True,
                     page_size: int = 500, filters=None) -> Iterator[tuple[str, dict[str, Any], list[float] | None]]:
-    """All objects (or those of some documents, or matching ``filters``) with their vectors.
+    """All objects, or those of some documents (also matching ``filters``), with their vectors.
 
-    Unfiltered reads page by uuid cursor; filtered reads page by offset (Weaviate's
-    cursor does not combine with filters).
+    Unfiltered reads page by uuid cursor. Weaviate's cursor does not combine with filters, and
+    a filtered read pages by offset, which the server caps at QUERY_MAXIMUM_RESULTS (10,000 by
+    default): a larger selection (a forced refresh of a big corpus, the rollback of a big batch)
+    is read one document at a time, in windows of chunk_index (each version of a document
+    numbers its chunks from 0). A doc_id filter matches words, not the whole id (``doc-a``
+    is ``doc`` once the stopword ``a`` is dropped): rows of other documents are left out here.
     """
-    if doc_ids is not None:
-        if not doc_ids:
-            return
-        filters = Filter.by_property("doc_id").contains_any(doc_ids)
-    after, offset = None, 0
-    while True:
-        if filters is None:
+    if doc_ids is None:
+        after = None
+        while True:
             page = collection.query.fetch_objects(limit=page_size, after=after, include_vector=include_vector)
-        else:
-            page = collection.query.fetch_objects(filters=filters, limit=page_size, offset=offset,
+            yield from _rows(page.objects, include_vector)
+            if len(page.objects) < page_size:
+                return
+            after = page.objects[-1].uuid
+    if not doc_ids:
+        return
+    wanted = set(doc_ids)
+    selected = Filter.by_property("doc_id").contains_any(doc_ids) & filters if filters is not None \
+        else Filter.by_property("doc_id").contains_any(doc_ids)
+    if collection.aggregate.over_all(filters=selected, total_count=True).total_count < OFFSET_CAP:
+        for offset in range(0, OFFSET_CAP, page_size):
+            page = collection.query.fetch_objects(filters=selected, limit=page_size, offset=offset,
                                                   include_vector=include_vector)
-        for obj in page.objects:
-            vector = obj.vector.get("default") if include_vector and obj.vector else None
-            yield str(obj.uuid), dict(obj.properties), vector
+            yield from (row for row in _rows(page.objects, include_vector) if row[1].get("doc_id") in wanted)
+            if len(page.objects) < page_size:
+                return
+    for doc_id in doc_ids:
+        for low in itertools.count(0, page_size):
+            window = (Filter.by_property("doc_id").equal(doc_id) & Filter.by_property("chunk_index").greater_or_equal(low)
+                      & Filter.by_property("chunk_index").less_than(low + page_size))
+            page = collection.query.fetch_objects(filters=window & filters if filters is not None else window,
+                                                  limit=OFFSET_CAP, include_vector=include_vector)
+            if not page.objects:
+                break
+            yield from (row for row in _rows(page.objects, include_vector) if row[1].get("doc_id") == doc_id)
+
+
+OFFSET_CAP = 10_000  # Weaviate's default QUERY_MAXIMUM_RESULTS: offset + limit of one query
+
+
+def _rows(objects, include_vector: bool) -> Iterator[tuple[str, dict[str, Any], list[float] | None]]:
+    for obj in objects:
+        yield str(obj.uuid), dict(obj.properties), obj.vector.get("default") if include_vector and obj.vector else None
+
+
+def list_uuids(collection, page_size: int = 2000) -> list[str]:
+    """Every object's uuid, nothing else read."""
+    uuids: list[str] = []
+    after = None
+    while True:
+        page = collection.query.fetch_objects(limit=page_size, after=after, include_vector=False,
+                                              return_properties=["chunk_index"])
+        uuids += [str(o.uuid) for o in page.objects]
         if len(page.objects) < page_size:
-            return
-        after, offset = page.objects[-1].uuid, offset + page_size
+            return uuids
+        after = page.objects[-1].uuid
+
+
+def fetch_by_uuid(collection, uuids: list[str],
+                  page_size: int = 500) -> Iterator[tuple[str, dict[str, Any], list[float] | None]]:
+    """These objects with their properties and vectors (those that exist)."""
+    for start in range(0, len(uuids), page_size):
+        part = uuids[start:start + page_size]
+        page = collection.query.fetch_objects(filters=Filter.by_id().contains_any(part), limit=len(part),
+                                              include_vector=True)
+        yield from _rows(page.objects, True)
 
 
 def set_source_path(collection, doc_id: str, old_path: str, new_path: str, settings: Settings) -> int:
@@ -354,8 +416,7 @@ def set_source_path(collection, doc_id: str, old_path: str, new_path: str, setti
 
 def staging_collections(client: weaviate.WeaviateClient, settings: Settings) -> list[str]:
     """The staging collections that exist (a batch's lives from its load to its promotion)."""
-    prefix = f"{settings.weaviate.collection}Staging_"
-    return sorted(name for name in client.collections.list_all(simple=True) if name.startswith(prefix))
+    return sorted(name for name in client.collections.list_all(simple=True) if name.startswith(staging_prefix(settings)))
 
 
 def delete_document(collection, doc_id: str) -> int:
@@ -363,36 +424,6 @@ def delete_document(collection, doc_id: str) -> int:
     uuids = [u for u, p, _ in iterate_objects(collection, [doc_id], include_vector=False) if p["doc_id"] == doc_id]
     delete_uuids(collection, uuids)
     return len(uuids)
-
-
-def rewrite_collection(client: weaviate.WeaviateClient, settings: Settings, name: str, journal: Path) -> int:
-    """Copy a collection's objects (uuids, properties, vectors) into a fresh collection, drop the
-    old one, and copy them back under the old name; returns the objects kept.
-
-    Weaviate keeps a deleted object's bytes in older LSM segments and the write-ahead log until
-    compaction; dropping the collection removes its files, so afterwards no bytes of deleted
-    objects remain. ``journal`` records that the copy is complete, so a crash at any point is
-    finished by a retry (a copy without a journal entry is incomplete and made again).
-    """
-    copy = f"{name}Rewrite"
-    state = json.loads(journal.read_text()) if journal.exists() else {}
-    if state.get("copied") == copy and not client.collections.exists(copy):
-        journal.unlink()  # the previous attempt finished all but this
-        return client.collections.get(name).aggregate.over_all(total_count=True).total_count
-    if state.get("copied") != copy:
-        if client.collections.exists(copy):
-            client.collections.delete(copy)
-        objects = list(iterate_objects(client.collections.get(name)))
-        insert_objects(ensure_collection(client, settings, copy), objects, settings)
-        journal.parent.mkdir(parents=True, exist_ok=True)
-        journal.write_text(json.dumps({"collection": name, "copied": copy, "objects": len(objects)}))
-    kept = list(iterate_objects(client.collections.get(copy)))
-    if client.collections.exists(name):
-        client.collections.delete(name)
-    insert_objects(ensure_collection(client, settings, name), kept, settings)
-    client.collections.delete(copy)
-    journal.unlink()
-    return len(kept)
 
 
 def batch_filter(batch_id: str):

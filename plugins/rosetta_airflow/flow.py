@@ -6,7 +6,9 @@
 
 Task ids are the stage names of pipeline.stages. Tasks are thin: each calls the stage's
 function in pipeline/ and passes ids and paths on; heavy imports happen inside tasks, so
-parsing a DAG file stays cheap.
+parsing a DAG file stays cheap. A task returns one XCom (``multiple_outputs=False``): with a
+``dict`` return annotation TaskFlow would also push every key as an XCom of its own, ten
+rows per task and the batch steps' document list twice.
 
 Where a stage runs comes from config (``execution.mode``, ``containers.stages``): in-process
 (``local``), or its image through the operator of the ``docker`` or ``kubernetes`` mode
@@ -47,7 +49,7 @@ def last_try() -> bool:
 def document_task(stage: Stage):
     """The in-process task of a per-document stage: its StageResult dict for the next one."""
 
-    @task(task_id=stage.name, **stage.task_args)
+    @task(task_id=stage.name, multiple_outputs=False, **stage.task_args)
     def run_document_stage(previous: dict[str, Any]) -> dict[str, Any]:
         from pipeline.batch.runner import run_stage
 
@@ -59,16 +61,18 @@ def document_task(stage: Stage):
 def batch_task(stage: Stage):
     """The in-process task of a batch step: the upstream step's dict in, its own out."""
 
-    @task(task_id=stage.name, trigger_rule=TriggerRule.NONE_FAILED, **stage.task_args)
+    @task(task_id=stage.name, trigger_rule=TriggerRule.NONE_FAILED, multiple_outputs=False, **stage.task_args)
     def run_batch_step(upstream: Any) -> dict[str, Any]:
+        from pipeline.batch.runner import run_step
+
         if not isinstance(upstream, dict):  # the mapped enrich results: a lazy XCom sequence
             upstream = list(upstream or [])
-        return stage.load().run(batch_id(), upstream, get_settings())
+        return run_step(stage, batch_id(), upstream, get_settings())
 
     return run_batch_step
 
 
-@task(task_id=FINISH, trigger_rule=TriggerRule.NONE_FAILED)
+@task(task_id=FINISH, trigger_rule=TriggerRule.NONE_FAILED, multiple_outputs=False)
 def finish(outcome: dict[str, Any]) -> dict[str, Any]:
     from pipeline.batch.lifecycle import finish_batch
 
