@@ -6,7 +6,8 @@ staging collection is left and every document is loaded. Meanwhile ``rosetta sta
 the killed batch as stale.
 
 The whole matrix (a kill in each of the 9 stages before ``finish``) takes about 10 minutes on
-2 shared cores: 50-85 s a kill and 50 s for the uninterrupted run. It is part of ``make test``;
+2 shared cores at load 4-7 (50-85 s a kill, 50 s for the uninterrupted run), 27 minutes at
+load 10-15. It is part of ``make test``;
 ``make test-crash`` runs it alone.
 """
 
