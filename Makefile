@@ -2,7 +2,8 @@
 #   make demo   install what is missing, then run the sample corpus through corpus_refresh
 #   make test   install what is missing, then run the whole test suite
 #   make test-fast     the tests that need no Weaviate, Airflow or sample corpus (about a minute)
-#   make test-crash    kill a real `rosetta ingest` during every stage in turn, then resume (about 20 minutes)
+#   make test-crash    kill a real `rosetta ingest` during every stage in turn, then resume (about 10 minutes;
+#                      part of make test too)
 #   make images        the stage images (podman here, docker elsewhere; docs/deploy.md)
 #   make demo-docker   the sample corpus through all stages in containers, compared with local mode
 .PHONY: install demo test test-fast test-crash images demo-docker
@@ -21,7 +22,7 @@ test-fast:
 	.venv/bin/pytest -q -m "not integration"
 
 test-crash: install
-	ROSETTA_CRASH_MATRIX=1 .venv/bin/pytest -q tests/test_crash_recovery.py
+	.venv/bin/pytest -q tests/test_crash_recovery.py
 
 # podman where it is installed (docs/decisions.md section 4), else docker. One pipeline version for
 # the whole target (image tags and both modes' chunks), even if HEAD moves meanwhile.

@@ -9,8 +9,9 @@ measures, per document and in total:
 - Rosetta: ``extract.extract_file`` (the whole stage: blocks, boxes, tables);
 - ``pdftotext`` (poppler, plain reading-order mode), CPU time of the subprocess;
 - pdfplumber ``page.extract_text(x_tolerance=1.5)`` alone, nothing else;
-- the honest-text-layer check (``pipeline.extraction.honesty.doubt``) alone, on every
-  page's text layer: its share of Rosetta's extraction time;
+- the honest-text-layer check (``pipeline.extraction.honesty``: ``doubt`` and
+  ``glyphs_read_as_spaces``) alone, on every page's text layer: its share of Rosetta's
+  extraction time;
 
 and the CER of Rosetta's text against pdftotext's per page (whitespace ignored) on
 horizontal pages. Speeds are CPU pages/s of this process (children for pdftotext);
@@ -35,7 +36,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import fetch_doc_packages as docs  # noqa: E402
 import scan_pages  # noqa: E402
 
-from pipeline.extraction.honesty import doubt  # noqa: E402
+from pipeline.extraction.honesty import doubt, glyphs_read_as_spaces  # noqa: E402
 from pipeline.extraction.pdf import Chars  # noqa: E402
 from pipeline.stages import extract  # noqa: E402
 from pipeline.config import load_settings  # noqa: E402
@@ -74,7 +75,7 @@ def honesty_check_seconds(pdf: Path) -> float:
         for page in document:
             chars = Chars(page.get_textpage(), page.get_size()[1])
             start = time.process_time()
-            doubt(chars.text, chars.ink)
+            doubt(chars.text, chars.ink, glyphs_read_as_spaces(chars))
             spent += time.process_time() - start
     return spent
 

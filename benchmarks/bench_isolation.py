@@ -56,6 +56,7 @@ def main() -> None:
                 worker().stop()  # every isolated pass pays a worker start, as a fresh `rosetta ingest` does
             seconds, outcomes = run_all(settings, args.folder, f"bench-{'isolated' if isolate else 'inproc'}-{repeat}")
             rows.append((isolate, seconds, outcomes))
+            print(f"  pass {repeat + 1} {'isolated' if isolate else 'in-process'}: {seconds:.1f} s", flush=True)
     inproc = [s for isolate, s, _ in rows if not isolate]
     isolated = [s for isolate, s, _ in rows if isolate]
     same = all(o == rows[0][2] for _, _, o in rows)

@@ -114,7 +114,8 @@ class Page(BaseModel):
     blocks: list[Block]
     rotation: int = 0  # degrees clockwise a scanned page was turned to read it
     # why (part of) the page was OCRed: no_text_layer, scanned_region, or the text layer's
-    # lie (pipeline.extraction.honesty: cid_codes, private_use, replacement_chars, unmapped_glyphs)
+    # lie (pipeline.extraction.honesty: cid_codes, private_use, replacement_chars, unmapped_glyphs,
+    # control_characters, glyphs_as_spaces)
     ocr_reason: str | None = None
 
     @property

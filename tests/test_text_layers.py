@@ -12,7 +12,8 @@ import numpy as np
 import pypdfium2 as pdfium
 import pytest
 
-from pipeline.extraction.honesty import doubt
+from conftest import text_pdf
+from pipeline.extraction.honesty import doubt, glyphs_read_as_spaces
 from pipeline.extraction.pdf import Chars
 from pipeline.stages import extract
 
@@ -28,10 +29,29 @@ def layer(path) -> Chars:
 
 
 @pytest.mark.parametrize("name, reason", [("honest", None), ("cjk-no-tounicode", "unmapped_glyphs"),
-                                          ("cjk-pua", "private_use"), ("cid-codes", "cid_codes")])
+                                          ("cjk-pua", "private_use"), ("cid-codes", "cid_codes"),
+                                          ("cjk-to-spaces", "glyphs_as_spaces")])
 def test_lying_layers_are_told_from_the_honest_page(lying, name, reason):
     chars = layer(lying[name])
-    assert doubt(chars.text, chars.ink) == reason
+    assert doubt(chars.text, chars.ink, glyphs_read_as_spaces(chars)) == reason
+
+
+def test_real_space_glyphs_are_not_glyphs_read_as_spaces(tmp_path):
+    """A producer that writes every word gap as a space glyph (matplotlib here, office
+    suites alike): the spaces are characters of the layer, but they leave no ink."""
+    chars = layer(text_pdf("Rosetta reads born-digital pages from their text layer. " * 40, tmp_path / "spaces.pdf"))
+    spaces = chars.text.count(" ")
+    assert spaces > 200
+    assert glyphs_read_as_spaces(chars) == 0.0
+    assert doubt(chars.text, chars.ink, glyphs_read_as_spaces(chars)) is None
+
+
+def test_c1_control_characters_make_the_layer_doubted():
+    """Greek set in an LGR font, as PDFium reads it (greek-utf8.pdf of texlive-lang-german)."""
+    text = "Thlèfwno (-a) (Proairetik\x88, bl. odhgÐec)\r\n" * 3
+    assert doubt(text, np.array([not c.isspace() for c in text])) == "control_characters"
+    stray = "A long line of ordinary text. " * 3 + "One stray \x95 from a symbol font."
+    assert doubt(stray, np.array([not c.isspace() for c in stray])) is None
 
 
 def test_a_page_of_replacement_characters_is_doubted():
@@ -46,12 +66,13 @@ def test_honest_text_is_not_doubted(text):
     assert doubt(text, np.array([not c.isspace() for c in text])) is None
 
 
-def test_a_cjk_font_without_unicode_map_is_ocred(lying, settings):
-    """Before: glyph ids in stray scripts; after: the page's Japanese, read by OCR."""
-    before = layer(lying["cjk-no-tounicode"]).text
+@pytest.mark.parametrize("name, reason", [("cjk-no-tounicode", "unmapped_glyphs"), ("cjk-to-spaces", "glyphs_as_spaces")])
+def test_a_cjk_font_without_a_true_unicode_map_is_ocred(lying, settings, name, reason):
+    """Before: glyph ids in stray scripts, or spaces; after: the page's Japanese, read by OCR."""
+    before = layer(lying[name]).text
     assert "パッチ" not in before and "patchutils" in before  # the Latin fonts kept their maps
-    (page,) = extract.extract_file(lying["cjk-no-tounicode"], settings).pages
-    assert (page.method, page.ocr_reason) == ("ocr", "unmapped_glyphs")
+    (page,) = extract.extract_file(lying[name], settings).pages
+    assert (page.method, page.ocr_reason) == ("ocr", reason)
     assert "パッチ" in page.text and "patchutils" in page.text
     (honest,) = extract.extract_file(lying["honest"], settings).pages
     assert (honest.method, honest.ocr_reason) == ("text_layer", None)

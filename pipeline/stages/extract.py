@@ -17,7 +17,7 @@ import numpy as np
 
 from pipeline.config import Settings
 from pipeline.contracts import Block, DocRef, DocumentError, ExtractedDocument, Page, StageResult
-from pipeline.extraction.honesty import doubt
+from pipeline.extraction.honesty import doubt, glyphs_read_as_spaces
 from pipeline.extraction.images import image_pages
 from pipeline.extraction.pdf import Chars, check_file, horizontal_blocks, insert_by_position, open_pdf
 from pipeline.extraction.scans import ocr_blocks, render_gray, scanned_regions
@@ -81,7 +81,7 @@ def _extract_page(pdf, index: int, path: Path, settings: Settings, text_engine: 
     except Exception as exc:  # PDFium raises PdfiumError for a broken page
         raise DocumentError("corrupt_pdf", f"{path.name} page {index + 1}: {type(exc).__name__}: {exc}") from exc
     too_short = int(chars.ink.sum()) < settings.extraction.min_text_layer_chars
-    ocr_reason = "no_text_layer" if too_short else doubt(chars.text, chars.ink)
+    ocr_reason = "no_text_layer" if too_short else doubt(chars.text, chars.ink, glyphs_read_as_spaces(chars))
     if ocr_reason:
         gray, scale = render_gray(page, settings)
         blocks, result = ocr_blocks(gray, scale, (0.0, 0.0), settings)
