@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install everything Rosetta needs on a Debian bookworm machine, reusing what is cached:
-#   1. Debian packages (Tesseract + vertical models, CJK fonts, poppler)
+#   1. Debian packages (Tesseract + vertical models, CJK fonts, poppler; Redis and PostgreSQL for Celery)
 #   2. the Python environment in .venv (pinned by requirements.txt, plus requirements-dev.txt's
 #      test and benchmark tools) with rosetta installed
 #   3. the Weaviate server, built from its Go module (version pinned in pipeline/defaults.yaml)
@@ -25,6 +25,8 @@ APT_PACKAGES=(
   podman buildah debootstrap runc uidmap slirp4netns fuse-overlayfs netavark aardvark-dns
   # the QA review browser test (tests/test_qa_review_ui.py): headless Chromium and its driver
   chromium chromium-driver
+  # Airflow with the CeleryExecutor on one machine (scripts/airflow-celery.sh): broker and metadata DB
+  redis-server postgresql
 )
 
 step "Debian packages"
