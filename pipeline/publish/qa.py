@@ -46,7 +46,7 @@ def check_chunks(batch_id: str, doc_ids: list[str], settings: Settings,
     ws = Workspace(settings, batch_id)
     dims = {ws.read_model(ws.path(EMBED, d), EmbeddedDocument).dimension for d in doc_ids}
     with vector_store.connect(settings) as client:
-        collection = client.collections.get(vector_store.staging_name(settings, batch_id))
+        collection = vector_store.collection(client, settings, vector_store.staging_name(settings, batch_id))
         objects = {u: (p, v) for u, p, v in vector_store.iterate_objects(collection)}
         checks = Checker(ws, settings, collection, dims.pop() if len(dims) == 1 else -1).all()
         return len(objects), [_checked(checks, u, *objects[u]) for u in choose(list(objects))]

@@ -233,15 +233,21 @@ def staging_name(settings: Settings, batch_id: str) -> str:
 _MIGRATED: set[tuple[int, str]] = set()
 
 
+def collection(client: weaviate.WeaviateClient, settings: Settings, name: str):
+    """A collection handle that reads and writes at weaviate.consistency_level (QUORUM: with
+    replication factor 3, right while one node is down)."""
+    return client.collections.get(name).with_consistency_level(consistency(settings))
+
+
 def ensure_collection(client: weaviate.WeaviateClient, settings: Settings, name: str):
     """Create the collection with the one schema if it does not exist (else migrate it once
-    per process and client); return it."""
+    per process and client); return it, at the configured consistency level."""
     if client.collections.exists(name):
-        collection = client.collections.get(name)
+        existing = collection(client, settings, name)
         if (id(client), name) not in _MIGRATED:
-            migrate_lexical(collection, settings)
+            migrate_lexical(existing, settings)
             _MIGRATED.add((id(client), name))
-        return collection
+        return existing
     cfg = settings.weaviate
     quantizer = Configure.VectorIndex.Quantizer.pq(training_limit=cfg.pq_min_objects) if cfg.pq_enabled else None
     client.collections.create(
@@ -253,7 +259,7 @@ def ensure_collection(client: weaviate.WeaviateClient, settings: Settings, name:
         ),
         replication_config=Configure.replication(factor=cfg.replication_factor),
     )
-    return client.collections.get(name)
+    return collection(client, settings, name)
 
 
 def migrate_lexical(collection, settings: Settings) -> int:
@@ -280,7 +286,7 @@ def consistency(settings: Settings):
 
 
 def live_collection(client: weaviate.WeaviateClient, settings: Settings):
-    return ensure_collection(client, settings, settings.weaviate.collection).with_consistency_level(consistency(settings))
+    return ensure_collection(client, settings, settings.weaviate.collection)
 
 
 def insert_objects(collection, objects: list[tuple[str, dict[str, Any], list[float]]], settings: Settings) -> None:
