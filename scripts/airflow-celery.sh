@@ -24,7 +24,6 @@ PG_PORT="${AIRFLOW_CELERY_PG_PORT:-5433}"
 REDIS_PORT="${AIRFLOW_CELERY_REDIS_PORT:-6380}"
 API_PORT="${AIRFLOW_CELERY_API_PORT:-8090}"
 WORKERS="${AIRFLOW_CELERY_WORKERS:-2}"
-CONCURRENCY="${AIRFLOW_CELERY_CONCURRENCY:-1}"
 PG_BIN="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
 AS_POSTGRES=()
 [ "$(id -u)" -eq 0 ] && AS_POSTGRES=(runuser -u postgres --)
@@ -133,9 +132,12 @@ case "${1:-}" in
     for i in $(seq "$WORKERS"); do
       # Several workers on one host: each its own Celery node name, recorded as its task
       # instances' hostname (rosetta_airflow.celery_hosts); no log server (logs are local files).
+      # The solo pool (one task at a time, in the worker's own process): the prefork pool's
+      # processes are daemonic, and a daemonic process may not start the child process each
+      # document stage runs in (pipeline/batch/isolation.py). More parallelism: more workers.
       ROSETTA_CELERY_HOSTNAME="worker$i@$HOST" AIRFLOW__CORE__HOSTNAME_CALLABLE=rosetta_airflow.celery_hosts.task_hostname \
-        start_airflow "worker$i" "$AIRFLOW" celery worker --celery-hostname "worker$i@$HOST" \
-        --concurrency "$CONCURRENCY" --skip-serve-logs
+        AIRFLOW__CELERY__POOL=solo start_airflow "worker$i" "$AIRFLOW" celery worker --celery-hostname "worker$i@$HOST" \
+        --concurrency 1 --skip-serve-logs
     done
     echo "UI: http://127.0.0.1:$API_PORT (users admin and viewer; passwords in $PASSWORDS)"
     ;;
@@ -161,6 +163,7 @@ case "${1:-}" in
     exit $status
     ;;
   env)
+    echo "unset AIRFLOW__DATABASE__SQL_ALCHEMY_CONN AIRFLOW__CELERY__BROKER_URL AIRFLOW__CELERY__RESULT_BACKEND"
     for name in AIRFLOW_HOME AIRFLOW_CONFIG AIRFLOW__CORE__EXECUTOR AIRFLOW__API__PORT AIRFLOW__CORE__EXECUTION_API_SERVER_URL \
                 AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_CMD AIRFLOW__CELERY__BROKER_URL_CMD AIRFLOW__CELERY__RESULT_BACKEND_CMD; do
       echo "export $name='${!name}'"
