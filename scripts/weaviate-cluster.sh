@@ -7,4 +7,4 @@
 #   eval "$(scripts/weaviate-cluster.sh env)"     # ROSETTA__WEAVIATE__* for rosetta and Airflow
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-exec "$ROOT/.venv/bin/python" "$ROOT/scripts/weaviate_cluster.py" "$@"
+exec "$ROOT/.venv/bin/python" -W ignore::DeprecationWarning "$ROOT/scripts/weaviate_cluster.py" "$@"

@@ -24,6 +24,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -204,6 +205,7 @@ def status(settings: Settings) -> int:
 
 
 def main(argv: list[str]) -> int:
+    warnings.simplefilter("ignore", ResourceWarning)  # the servers outlive this command on purpose
     settings = get_settings()
     command, names = (argv[0] if argv else ""), argv[1:] or None
     if command == "start":
