@@ -37,7 +37,6 @@ secret() {  # a generated password, created once
 }
 write_secret() { (umask 077 && printf '%s' "$2" > "$STATE/secrets/$1"); }
 
-export AIRFLOW_HOME="${AIRFLOW_HOME:-$ROOT}" AIRFLOW_CONFIG="${AIRFLOW_CONFIG:-$ROOT/airflow.cfg}"
 export AIRFLOW__CORE__EXECUTOR=CeleryExecutor
 export AIRFLOW__API__PORT="$API_PORT"
 export AIRFLOW__CORE__EXECUTION_API_SERVER_URL="http://127.0.0.1:$API_PORT/execution/"

@@ -1,8 +1,10 @@
-# Sourced by scripts/airflow-local.sh and scripts/airflow-celery.sh (with ROOT set): the secrets
-# every Airflow process of this checkout shares. One JWT secret (else task workers are refused
+# Sourced by scripts/airflow-local.sh and scripts/airflow-celery.sh (with ROOT set): what every
+# Airflow process of this checkout shares. The project's airflow.cfg (unless AIRFLOW_HOME and
+# AIRFLOW_CONFIG say otherwise). One JWT secret (else task workers are refused
 # with "Signature verification failed"), generated once into .airflow/jwt_secret (mode 0600), and
 # the passwords of the UI's users (airflow.cfg's simple_auth_manager_users), generated into
 # .airflow/simple_auth_manager_passwords.json, so Airflow never prints them to its log.
+export AIRFLOW_HOME="${AIRFLOW_HOME:-$ROOT}" AIRFLOW_CONFIG="${AIRFLOW_CONFIG:-$ROOT/airflow.cfg}"
 AIRFLOW_STATE="$ROOT/.airflow"
 mkdir -p "$AIRFLOW_STATE/logs"
 [ -s "$AIRFLOW_STATE/jwt_secret" ] || (umask 077 && head -c 64 /dev/urandom | base64 -w0 > "$AIRFLOW_STATE/jwt_secret")
