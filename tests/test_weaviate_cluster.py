@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import test_loading_faults as faults
+from weaviate.exceptions import WeaviateBaseError
 
 from pipeline.publish import load, promote, qa
 from pipeline.stores import vector_store as store
@@ -156,12 +157,21 @@ def test_a_node_killed_mid_load_loses_and_duplicates_nothing(on_cluster, cluster
         return result
 
     monkeypatch.setattr(data_class, "insert_many", insert_many_then_kill)
-    loaded = load.load_batch("cluster-b1", doc_ids, settings)
+    try:
+        loaded = load.load_batch("cluster-b1", doc_ids, settings)
+        outcome = "the load went on"
+    except WeaviateBaseError as error:
+        # A request can hang until its deadline while the others elect a new leader: the load
+        # task fails, and Airflow's retry loads the batch again (same uuids).
+        assert len(calls) >= 4, error
+        noticed = wait_until_noticed(settings, weaviate_cluster, victim)
+        loaded = load.load_batch("cluster-b1", doc_ids, settings)
+        outcome = f"the load failed ({str(error)[:80]}), the retry {noticed:.0f} s later went through"
     monkeypatch.setattr(data_class, "insert_many", original)
     assert weaviate_cluster.pid(victim) is None or not weaviate_cluster.ready(victim)
     assert len(calls) > 4, "the load ended before the node was killed"
     assert loaded["objects"] == len(reference)
-    print(f"{victim.name} killed during the load; the others noticed after "
+    print(f"{victim.name} killed during the load: {outcome}; the others noticed it after "
           f"{wait_until_noticed(settings, weaviate_cluster, victim):.1f} s more")
 
     with store.connect(settings) as client:
