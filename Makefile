@@ -3,7 +3,7 @@
 #   make test   install what is missing, then run the whole test suite
 #   make test-fast     the tests that need no Weaviate, Airflow or sample corpus (about a minute)
 #   make test-crash    kill a real `rosetta ingest` during every stage in turn, then resume (about 20 minutes)
-#   make test-scale    a three-node Weaviate cluster and two Celery workers, each losing a member mid-batch (about 12 minutes)
+#   make test-scale    a three-node Weaviate cluster and two Celery workers, each losing a member mid-batch (9-12 minutes)
 #   make images        the stage images (podman here, docker elsewhere; docs/deploy.md)
 #   make demo-docker   the sample corpus through all stages in containers, compared with local mode
 .PHONY: install demo test test-fast test-crash test-scale images demo-docker
