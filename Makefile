@@ -4,9 +4,10 @@
 #   make test-fast     the tests that need no Weaviate, Airflow or sample corpus (about a minute)
 #   make test-crash    kill a real `rosetta ingest` during every stage in turn, then resume (about 10 minutes;
 #                      part of make test too)
+#   make test-scale    a three-node Weaviate cluster and two Celery workers, each losing a member mid-batch (9-12 minutes)
 #   make images        the stage images (podman here, docker elsewhere; docs/deploy.md)
 #   make demo-docker   the sample corpus through all stages in containers, compared with local mode
-.PHONY: install demo test test-fast test-crash images demo-docker
+.PHONY: install demo test test-fast test-crash test-scale images demo-docker
 
 install:
 	scripts/install.sh
@@ -23,6 +24,9 @@ test-fast:
 
 test-crash: install
 	.venv/bin/pytest -q tests/test_crash_recovery.py
+
+test-scale: install
+	.venv/bin/pytest -q -m scale tests/test_weaviate_cluster.py tests/test_celery_workers.py
 
 # podman where it is installed (docs/decisions.md section 4), else docker. One pipeline version for
 # the whole target (image tags and both modes' chunks), even if HEAD moves meanwhile.

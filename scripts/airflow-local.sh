@@ -3,31 +3,12 @@
 #   scripts/airflow-local.sh start   # logs in .airflow/logs/*.out, UI on http://127.0.0.1:8080
 #   scripts/airflow-local.sh stop
 #   scripts/airflow-local.sh env     # print the exports to use `airflow` CLI commands by hand
-# The three processes must share one JWT secret (else task workers are refused with
-# "Signature verification failed"); it is generated once into .airflow/jwt_secret (mode 0600),
-# as are the passwords of the UI's users (airflow.cfg's simple_auth_manager_users) into
-# .airflow/simple_auth_manager_passwords.json, so Airflow never prints them to its log.
+# The JWT secret and the UI's passwords: scripts/airflow-secrets.sh (shared with airflow-celery.sh).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-STATE="$ROOT/.airflow"
-mkdir -p "$STATE/logs"
-[ -s "$STATE/jwt_secret" ] || (umask 077 && head -c 64 /dev/urandom | base64 -w0 > "$STATE/jwt_secret")
-PASSWORDS="$STATE/simple_auth_manager_passwords.json"
-(umask 077 && "$ROOT/.venv/bin/python" - "$ROOT/airflow.cfg" "$PASSWORDS" <<'PY'
-import configparser, json, os, secrets, sys
-cfg = configparser.ConfigParser(interpolation=None)
-cfg.read(sys.argv[1])
-users = [entry.split(":")[0] for entry in cfg["core"]["simple_auth_manager_users"].split(",")]
-path = sys.argv[2]
-passwords = json.load(open(path)) if os.path.exists(path) else {}
-missing = {user: secrets.token_urlsafe(18) for user in users if user not in passwords}
-if missing:  # a new user gets a password here, not one Airflow would print to its log
-    with open(path + ".tmp", "w") as handle:
-        json.dump({**passwords, **missing}, handle)
-    os.replace(path + ".tmp", path)
-PY
-)
-export AIRFLOW__API_AUTH__JWT_SECRET="$(cat "$STATE/jwt_secret")"
+# shellcheck source=scripts/airflow-secrets.sh
+source "$ROOT/scripts/airflow-secrets.sh"
+STATE="$AIRFLOW_STATE"
 AIRFLOW="$ROOT/.venv/bin/airflow"
 
 case "${1:-}" in

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install everything Rosetta needs on a Debian bookworm machine, reusing what is cached:
-#   1. Debian packages (Tesseract + vertical models, CJK fonts, poppler)
+#   1. Debian packages (Tesseract + vertical models, CJK fonts, poppler; Redis and PostgreSQL for Celery)
 #   2. the Python environment in .venv (pinned by requirements.txt, plus requirements-dev.txt's
 #      test and benchmark tools) with rosetta installed
 #   3. the Weaviate server, built from its Go module (version pinned in pipeline/defaults.yaml)
@@ -27,6 +27,8 @@ APT_PACKAGES=(
   chromium chromium-driver
   # Japanese TeX engines that typeset the vertical text-layer fixtures (scripts/make_vertical_text_pdfs.py)
   texlive-lang-japanese texlive-luatex texlive-latex-recommended
+  # Airflow with the CeleryExecutor on one machine (scripts/airflow-celery.sh): broker and metadata DB
+  redis-server postgresql
 )
 
 step "Debian packages"

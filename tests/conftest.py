@@ -29,10 +29,15 @@ sys.path.insert(0, str(ROOT / "plugins"))  # rosetta_airflow, as Airflow puts it
 INTEGRATION_FIXTURES = {"weaviate_server", "sample_corpus", "source_dir", "dagbag", "docker_mode", "kube_settings"}
 
 
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
+    # The scale tests (a Weaviate cluster, Celery workers) take minutes each: `make test-scale`
+    # runs them (-m scale); `make test` leaves them out.
+    run_scale = "scale" in (config.getoption("-m") or "")
     for item in items:
         if INTEGRATION_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.integration)
+        if item.get_closest_marker("scale") and not run_scale:
+            item.add_marker(pytest.mark.skip(reason="a scale test: `make test-scale` runs it"))
 
 
 def free_port() -> int:

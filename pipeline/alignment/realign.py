@@ -37,7 +37,7 @@ def live_chunks(settings: Settings, props: list[str]) -> Iterator[tuple[str, dic
     with vector_store.connect(settings) as client:
         if not client.collections.exists(settings.weaviate.collection):
             return
-        collection = client.collections.get(settings.weaviate.collection)
+        collection = vector_store.collection(client, settings, settings.weaviate.collection)
         for obj in collection.iterator(return_properties=props):
             yield str(obj.uuid), obj.properties
 

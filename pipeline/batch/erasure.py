@@ -125,7 +125,7 @@ def erase_from_weaviate(settings: Settings, doc_id: str) -> dict[str, Any]:
         names = [n for n in [settings.weaviate.collection] if client.collections.exists(n)]
         names += vector_store.staging_collections(client, settings)
         for name in names:
-            counts[name] = vector_store.delete_document(client.collections.get(name), doc_id)
+            counts[name] = vector_store.delete_document(vector_store.collection(client, settings, name), doc_id)
         deleted_at = time.monotonic()
         kept = {name: rewrite_collection(client, settings, name,
                                                       settings.data_root / "erasure" / f"rewrite-{name}.json")

@@ -20,9 +20,11 @@ import logging
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -114,6 +116,20 @@ def _serve(conn, page) -> None:
             conn.send(("error", one_line(error), traceback.format_exc()))
 
 
+@contextmanager
+def _main_script_hidden():
+    """Keep a spawned child from running the parent's main script again: it needs only this
+    module. Under an Airflow worker (Celery or Local executor) that script is Airflow's CLI,
+    which in a task process dies on the blocked metadata-DB URL Airflow gives tasks."""
+    main = sys.modules["__main__"]
+    path = main.__dict__.pop("__file__", None)
+    try:
+        yield
+    finally:
+        if path is not None:
+            main.__file__ = path
+
+
 class StageWorker:
     """The worker process of this process (one per thread), started on first use."""
 
@@ -132,7 +148,8 @@ class StageWorker:
         self._page = self._context.Value("i", 0, lock=False)
         self._process = self._context.Process(target=_serve, args=(child_conn, self._page), daemon=True,
                                               name="rosetta-stage-worker")
-        self._process.start()
+        with _main_script_hidden():
+            self._process.start()
         child_conn.close()
         self._conn = parent_conn
 

@@ -41,7 +41,7 @@ def promote(batch_id: str, doc_ids: list[str], settings: Settings) -> dict[str, 
         live = vector_store.live_collection(client, settings)
         if not client.collections.exists(name):
             raise RuntimeError(f"staging collection {name} of batch {batch_id} is gone and the batch is not promoted")
-        staged = list(vector_store.iterate_objects(client.collections.get(name)))
+        staged = list(vector_store.iterate_objects(vector_store.collection(client, settings, name)))
         new_uuids = {uuid for uuid, _, _ in staged}
         backup_path = ws.batch_file("replaced_chunks.json")
         if not backup_path.exists():

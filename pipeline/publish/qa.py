@@ -46,7 +46,7 @@ def check_chunks(batch_id: str, doc_ids: list[str], settings: Settings,
     ws = Workspace(settings, batch_id)
     dims = {ws.read_model(ws.path(EMBED, d), EmbeddedDocument).dimension for d in doc_ids}
     with vector_store.connect(settings) as client:
-        collection = client.collections.get(vector_store.staging_name(settings, batch_id))
+        collection = vector_store.collection(client, settings, vector_store.staging_name(settings, batch_id))
         # uuids first, then only the chosen objects with their vectors: a batch of 10,000 pages
         # is some 30,000 objects, over 500 MB as Python lists of floats
         uuids = vector_store.list_uuids(collection)

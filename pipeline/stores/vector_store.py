@@ -244,15 +244,21 @@ def staging_name(settings: Settings, batch_id: str) -> str:
 _MIGRATED: set[tuple[int, str]] = set()
 
 
+def collection(client: weaviate.WeaviateClient, settings: Settings, name: str):
+    """A collection handle that reads and writes at weaviate.consistency_level (QUORUM: with
+    replication factor 3, right while one node is down)."""
+    return client.collections.get(name).with_consistency_level(consistency(settings))
+
+
 def ensure_collection(client: weaviate.WeaviateClient, settings: Settings, name: str):
     """Create the collection with the one schema if it does not exist (else migrate it once
-    per process and client); return it."""
+    per process and client); return it, at the configured consistency level."""
     if client.collections.exists(name):
-        collection = client.collections.get(name)
+        existing = collection(client, settings, name)
         if (id(client), name) not in _MIGRATED:
-            migrate_lexical(collection, settings)
+            migrate_lexical(existing, settings)
             _MIGRATED.add((id(client), name))
-        return collection
+        return existing
     cfg = settings.weaviate
     if name.startswith(staging_prefix(settings)):
         # A staging collection is searched only by the QA gate's few self-hit queries: an exact
@@ -268,7 +274,7 @@ def ensure_collection(client: weaviate.WeaviateClient, settings: Settings, name:
         vector_config=Configure.Vectors.self_provided(vector_index_config=index),
         replication_config=Configure.replication(factor=cfg.replication_factor),
     )
-    return client.collections.get(name)
+    return collection(client, settings, name)
 
 
 def migrate_lexical(collection, settings: Settings) -> int:
@@ -295,7 +301,7 @@ def consistency(settings: Settings):
 
 
 def live_collection(client: weaviate.WeaviateClient, settings: Settings):
-    return ensure_collection(client, settings, settings.weaviate.collection).with_consistency_level(consistency(settings))
+    return ensure_collection(client, settings, settings.weaviate.collection)
 
 
 def insert_objects(collection, objects: list[tuple[str, dict[str, Any], list[float]]], settings: Settings) -> None:
@@ -381,16 +387,9 @@ def _rows(objects, include_vector: bool) -> Iterator[tuple[str, dict[str, Any], 
 
 
 def list_uuids(collection, page_size: int = 2000) -> list[str]:
-    """Every object's uuid, nothing else read."""
-    uuids: list[str] = []
-    after = None
-    while True:
-        page = collection.query.fetch_objects(limit=page_size, after=after, include_vector=False,
-                                              return_properties=["chunk_index"])
-        uuids += [str(o.uuid) for o in page.objects]
-        if len(page.objects) < page_size:
-            return uuids
-        after = page.objects[-1].uuid
+    """Every object's uuid, nothing else read (the client's cursor pages through them)."""
+    pages = collection.iterator(include_vector=False, return_properties=["chunk_index"], cache_size=page_size)
+    return [str(o.uuid) for o in pages]
 
 
 def fetch_by_uuid(collection, uuids: list[str],
@@ -443,8 +442,8 @@ def search(client: weaviate.WeaviateClient, settings: Settings, vector: list[flo
     name = collection_name or settings.weaviate.collection
     if not client.collections.exists(name):
         return []
-    collection = client.collections.get(name)
+    live = collection(client, settings, name)
     filters = Filter.by_property("lang").equal(lang) if lang else None
-    result = collection.query.near_vector(near_vector=vector, limit=limit, filters=filters,
-                                          return_metadata=MetadataQuery(distance=True))
+    result = live.query.near_vector(near_vector=vector, limit=limit, filters=filters,
+                                    return_metadata=MetadataQuery(distance=True))
     return [(dict(o.properties), 1.0 - float(o.metadata.distance), str(o.uuid)) for o in result.objects]
