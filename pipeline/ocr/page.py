@@ -4,7 +4,7 @@ The steps, in order, and the facts behind them:
 
 - Writing axis and deskew (pipeline.ocr.geometry): OpenCV closing along x vs along y
   tells rows from columns of text (Tesseract OSD cannot tell vertical from horizontal
-  writing); the skew angle (within +-1.5 deg) is the one that makes the ink's row or
+  writing); the skew angle (within +-3.5 deg) is the one that makes the ink's row or
   column profile sharpest.
 - Layout by projection profiles (pipeline.ocr.layout): horizontal pages split into text
   columns at blank gutters, then into lines; vertical pages split into tiers at blank
@@ -45,6 +45,7 @@ from pipeline.ocr.engines import (Recogniser, osd_rotation, recogniser, spaced_t
                                   tesseract_version)
 from pipeline.ocr.geometry import Line, deskew, detect_direction, islands, other_direction, rotate90, unrotate_box
 from pipeline.ocr.layout import layout, line_crop
+from pipeline.ocr.noise import clean_page
 
 log = logging.getLogger(__name__)
 
@@ -195,6 +196,10 @@ def ocr_page(gray: np.ndarray, vertical_models: dict[str, str], rec: Recogniser 
     """
     rec = rec or recogniser()
     shape = gray.shape[:2]
+    cleaned = clean_page(gray)
+    if cleaned is None:  # noise or a blank page: nothing to read
+        return PageOcr(blocks=[], direction="horizontal", rotation=0)
+    gray = cleaned
     direction = detect_direction(gray)
     page = deskew(gray, direction)
     lines = layout(page, direction)
