@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 
 from pipeline.contracts import Direction
-from pipeline.ocr.geometry import Line, binarise
+from pipeline.ocr.geometry import Line, binarise, glyph_bodies
 
 # A row (column) of pixels with less ink than this share of a typical text row does not
 # join two frames: see _frames.
@@ -24,8 +24,11 @@ FRAME_SPARSE = 0.1
 # lower mean CER (0.65 -> 0.57 %), and left 14 tuning pages from other paragraphs at
 # the same mean CER (1.41 -> 1.40 %); 0.5 cost Latin pages accuracy (0.1 -> 0.4 %).
 CROP_PAD = 0.35
-GLYPH_BODY = 0.5  # of the glyph size: see _glyph_bodies
-PUNCT_REACH = 0.6  # of the glyph size: 。」.” after a line's last glyph
+# Lines are found and measured on glyph bodies (geometry.glyph_bodies), so that dots and
+# specks beside a line (left near text by pipeline.ocr.noise) neither make lines of their
+# own nor stretch a line along its length; punctuation within PUNCT_REACH (of the glyph
+# size) past a line's last glyph joins it again (。」.” at a line end).
+PUNCT_REACH = 0.6
 
 
 def _runs(profile: np.ndarray, min_gap: int) -> list[tuple[int, int]]:
@@ -60,18 +63,6 @@ def _glyph_size(ink: np.ndarray) -> float:
     heights = stats[1:, cv2.CC_STAT_HEIGHT]
     heights = heights[heights >= 5]
     return float(np.median(heights)) if heights.size else 20.0
-
-
-def _glyph_bodies(ink: np.ndarray, glyph: float) -> np.ndarray:
-    """The ink of components at least GLYPH_BODY of the glyph size tall or wide: lines are
-    found and measured on these, so that dots and specks beside a line (left near text by
-    pipeline.ocr.noise) neither make lines of their own nor stretch a line along its
-    length; punctuation within PUNCT_REACH past a line's last glyph joins it again."""
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
-    size = np.maximum(stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT])
-    keep = (size >= GLYPH_BODY * glyph).astype(np.uint8) * 255
-    keep[0] = 0
-    return keep[labels]
 
 
 def _frames(profile: np.ndarray, breadth: int, glyph: float) -> list[tuple[int, int]]:
@@ -109,7 +100,7 @@ def layout(gray: np.ndarray, direction: Direction) -> list[Line]:
     # into tiers (across y); lines then stack across the other axis.
     frame_axis = 1 if direction == "horizontal" else 0
     frames = _frames(ink.sum(axis=1 - frame_axis) // 255, ink.shape[1 - frame_axis], glyph)
-    bodies = _glyph_bodies(ink, glyph)
+    bodies = glyph_bodies(ink, glyph)
     reach = int(PUNCT_REACH * glyph)
     lines: list[Line] = []
     for f_index, (f0, f1) in enumerate(frames):
