@@ -240,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         MANIFEST.write_text(json.dumps(build_manifest(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {MANIFEST}")
     if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
         for kind in args.kinds:
             prose = prose_paragraphs(kind.rsplit("-", 1)[0])
             for page in [p for p in load_pages(args.split) if p.kind == kind][:args.pages]:

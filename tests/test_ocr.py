@@ -143,6 +143,15 @@ def test_uneven_paper_and_skew_keep_the_lines():
     assert len(layout.layout(geometry.deskew(skewed, "horizontal"), "horizontal")) == lines
 
 
+@pytest.mark.parametrize("read, text", [
+    ("apt一get", "apt-get"), ("ｃｏｍｍａｎｄ＿ｉｎ", "ｃｏｍｍａｎｄ-ｉｎ"), ("root|account", "root-account"),
+    ("的命令°这些", "的命令。这些"), ("︒﹁字﹂︑", "。「字」、"),
+    ("一二三", "一二三"), ("统一", "统一"), ("5°C", "5°C"),  # real 一 and degree signs stay
+])
+def test_vertical_punctuation_is_put_back(read, text):
+    assert page.vertical_punctuation(read) == text
+
+
 # --- the optional PaddleOCR engine ------------------------------------------------------
 PADDLEOCR_INSTALLED = importlib.util.find_spec("paddleocr") is not None
 
