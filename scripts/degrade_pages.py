@@ -218,10 +218,11 @@ def save_pdf(gray: np.ndarray, dpi: int, path: Path, bilevel: bool = False) -> N
     """Image-only PDF page at ``dpi`` (bilevel pages as 1-bit images, like fax and
     black-and-white scans; others JPEG at quality 90 so the damage is the degradation's)."""
     img = Image.fromarray(gray)
+    options = {"quality": 90}
     if bilevel:
-        img = img.convert("1", dither=Image.Dither.NONE)
+        img, options = img.convert("1", dither=Image.Dither.NONE), {}
     buffer = io.BytesIO()
-    img.save(buffer, "PDF", resolution=dpi, quality=90, creationDate=None, modDate=None)
+    img.save(buffer, "PDF", resolution=dpi, creationDate=None, modDate=None, **options)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(buffer.getvalue())
 
