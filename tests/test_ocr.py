@@ -144,7 +144,7 @@ def test_uneven_paper_and_skew_keep_the_lines():
 
 
 @pytest.mark.parametrize("read, text", [
-    ("apt一get", "apt-get"), ("ｃｏｍｍａｎｄ＿ｉｎ", "ｃｏｍｍａｎｄ-ｉｎ"), ("root|account", "root-account"),
+    ("apt一get", "apt-get"), ("ｃｏｍｍａｎｄーｉｎ", "ｃｏｍｍａｎｄ-ｉｎ"), ("dh_auto", "dh_auto"), ("root|account", "root-account"),
     ("的命令°这些", "的命令。这些"), ("︒﹁字﹂︑", "。「字」、"),
     ("一二三", "一二三"), ("统一", "统一"), ("5°C", "5°C"),  # real 一 and degree signs stay
 ])

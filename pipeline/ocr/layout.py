@@ -24,10 +24,11 @@ FRAME_SPARSE = 0.1
 # lower mean CER (0.65 -> 0.57 %), and left 14 tuning pages from other paragraphs at
 # the same mean CER (1.41 -> 1.40 %); 0.5 cost Latin pages accuracy (0.1 -> 0.4 %).
 CROP_PAD = 0.35
-# Lines are found and measured on glyph bodies (geometry.glyph_bodies), so that dots and
-# specks beside a line (left near text by pipeline.ocr.noise) neither make lines of their
-# own nor stretch a line along its length; punctuation within PUNCT_REACH (of the glyph
-# size) past a line's last glyph joins it again (。」.” at a line end).
+# A line (column) holds at least one glyph body (geometry.glyph_bodies) and runs from its
+# first to its last body, so that dots and specks beside a line (left near text by
+# pipeline.ocr.noise) neither make lines of their own nor stretch a line along its
+# length; punctuation within PUNCT_REACH (of the glyph size) past a line's last glyph
+# joins it again (。」.” at a line end, and chains of it: ...).
 PUNCT_REACH = 0.6
 
 
@@ -63,6 +64,20 @@ def _glyph_size(ink: np.ndarray) -> float:
     heights = stats[1:, cv2.CC_STAT_HEIGHT]
     heights = heights[heights >= 5]
     return float(np.median(heights)) if heights.size else 20.0
+
+
+def _reach_out(inked: np.ndarray, first: int, last: int, reach: int) -> tuple[int, int]:
+    """From the first and last glyph body out to ink that follows in steps of at most
+    ``reach`` (a chain of dots: "..." past a column's last glyph)."""
+    for position in inked[inked > last]:
+        if position - last > reach:
+            break
+        last = int(position)
+    for position in inked[inked < first][::-1]:
+        if first - position > reach:
+            break
+        first = int(position)
+    return first, last
 
 
 def _frames(profile: np.ndarray, breadth: int, glyph: float) -> list[tuple[int, int]]:
@@ -106,7 +121,7 @@ def layout(gray: np.ndarray, direction: Direction) -> list[Line]:
     for f_index, (f0, f1) in enumerate(frames):
         band = ink[:, f0:f1] if frame_axis == 1 else ink[f0:f1, :]
         body_band = bodies[:, f0:f1] if frame_axis == 1 else bodies[f0:f1, :]
-        runs = _merge_thin(_runs(body_band.sum(axis=frame_axis) // 255 >= 2, 2))
+        runs = _merge_thin(_runs(band.sum(axis=frame_axis) // 255 >= 2, 2))
         if direction == "vertical":
             runs = runs[::-1]  # columns right to left
         boxes = []
@@ -117,9 +132,8 @@ def layout(gray: np.ndarray, direction: Direction) -> list[Line]:
             if along.size == 0:
                 continue
             # from the first to the last glyph, and the punctuation just past them
-            inked = np.flatnonzero(strip.sum(axis=1 - frame_axis))
-            inked = inked[(inked >= along[0] - reach) & (inked < along[-1] + 1 + reach)]
-            s, e = int(inked[0]) + f0, int(inked[-1]) + 1 + f0
+            s, e = _reach_out(np.flatnonzero(strip.sum(axis=1 - frame_axis)), int(along[0]), int(along[-1]), reach)
+            s, e = s + f0, e + 1 + f0
             boxes.append((s, a, e, b) if direction == "horizontal" else (a, s, b, e))
         if not boxes:
             continue
