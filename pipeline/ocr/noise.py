@@ -12,9 +12,9 @@ against the page's own glyph size, so that no layout step and no reader sees the
   page's glyph size (the median height of its components) that stand apart from every
   larger component (further than NEAR_TEXT_EM of a glyph) are painted white. Dots that
   belong to text (periods, i-dots, umlauts, 、。) sit next to a glyph and stay, and so
-  do dots (DOT_EM, bigger than dust) within DOT_REACH_EM of kept ink, in up to three
-  hops (the far comma of a German „, a period after a closing ", an ellipsis). A page left without glyph-sized ink holds no text (``clean_page``
-  returns None).
+  do all dots of at least DOT_EM (bigger than 1-3 px dust): the far comma of a German
+  „, a period under a closing quote, the ticks of an upright ＂ in a column. A page
+  left without glyph-sized ink holds no text (``clean_page`` returns None).
 """
 
 from __future__ import annotations
@@ -28,8 +28,7 @@ PAPER_SPREAD = 24  # gray levels between the 5th and 95th percentile of the pape
 IMPULSE_SHARE = 0.0005  # of the page's pixels: salt-and-pepper at 0.2 % gives 0.1 %
 GLYPH_EM = 0.5  # a component at least this tall or wide is (the body of) a glyph
 DOT_EM = 0.2  # punctuation and diacritics are at least this big; dust (1-3 px) is smaller
-DOT_REACH_EM = 1.0  # a dot this near kept ink stays: a period below a closing quote
-NEAR_TEXT_EM = 0.5  # a comma after a letter at 10 pt sits 0.33 of the median component height away
+NEAR_TEXT_EM = 0.5  # a comma after a letter at 10 pt sits 0.33 glyph away
 MIN_GLYPH_PX = 8  # median component height: smaller is no text at the 300 dpi OCR renders at
 MIN_GLYPHS = 3  # fewer glyph-sized components than this: no text on the page
 
@@ -82,26 +81,20 @@ def clean_page(gray: np.ndarray) -> np.ndarray | None:
     small = np.flatnonzero(~glyphs) + 1
     if small.size == 0:
         return page
-    def near(keep: np.ndarray, candidates: np.ndarray, reach_em: float) -> np.ndarray:
+
+    def near(keep: np.ndarray, candidates: np.ndarray) -> np.ndarray:
         """Which candidates have a pixel of their box within reach of a kept component."""
-        kernel = np.ones((2 * max(3, int(reach_em * em)) + 1,) * 2, np.uint8)
+        kernel = np.ones((2 * max(3, int(NEAR_TEXT_EM * em)) + 1,) * 2, np.uint8)
         table = cv2.integral(cv2.dilate(keep[labels], kernel))
         x0, y0 = stats[candidates, cv2.CC_STAT_LEFT], stats[candidates, cv2.CC_STAT_TOP]
         x1, y1 = x0 + stats[candidates, cv2.CC_STAT_WIDTH], y0 + stats[candidates, cv2.CC_STAT_HEIGHT]
         return table[y1, x1] - table[y0, x1] - table[y1, x0] + table[y0, x0] > 0
 
     kept = np.concatenate(([0], glyphs)).astype(np.uint8)
-    beside = small[near(kept, small, NEAR_TEXT_EM)]
-    kept[beside] = 1
-    # dots near kept ink, in up to three hops (the far comma of a German „, a period
-    # after a closing ", an ellipsis)
-    dots = np.setdiff1d(small[size[small - 1] >= DOT_EM * em], beside)
-    for _ in range(3):
-        joined = dots[near(kept, dots, DOT_REACH_EM)] if dots.size else dots
-        if joined.size == 0:
-            break
-        kept[joined] = 1
-        dots = np.setdiff1d(dots, joined)
+    kept[small[near(kept, small)]] = 1
+    # dots (bigger than dust) stay wherever they are: lines need a glyph body to exist
+    # (pipeline.ocr.layout), so a dot alone makes none
+    kept[small[size[small - 1] >= DOT_EM * em]] = 1
     is_stray = kept == 0
     is_stray[0] = False
     if not is_stray.any():
