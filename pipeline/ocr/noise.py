@@ -12,7 +12,7 @@ against the page's own glyph size, so that no layout step and no reader sees the
   page's glyph size (the median height of its components) that stand apart from every
   larger component (further than NEAR_TEXT_EM of a glyph) are painted white. Dots that
   belong to text (periods, i-dots, umlauts, 、。) sit next to a glyph and stay, and so
-  do all dots of at least DOT_EM (bigger than 1-3 px dust): the far comma of a German
+  do all dots of at least DOT_PX (bigger than 1-3 px dust): the far comma of a German
   „, a period under a closing quote, the ticks of an upright ＂ in a column. A page
   left without glyph-sized ink holds no text (``clean_page`` returns None).
 """
@@ -27,7 +27,7 @@ from pipeline.ocr.geometry import binarise
 PAPER_SPREAD = 24  # gray levels between the 5th and 95th percentile of the paper tone
 IMPULSE_SHARE = 0.0005  # of the page's pixels: salt-and-pepper at 0.2 % gives 0.1 %
 GLYPH_EM = 0.5  # a component at least this tall or wide is (the body of) a glyph
-DOT_EM = 0.2  # punctuation and diacritics are at least this big; dust (1-3 px) is smaller
+DOT_PX = 4  # punctuation and diacritics at 300 dpi are at least this big; dust (1-3 px) is smaller
 NEAR_TEXT_EM = 0.5  # a comma after a letter at 10 pt sits 0.33 glyph away
 MIN_GLYPH_PX = 8  # median component height: smaller is no text at the 300 dpi OCR renders at
 MIN_GLYPHS = 3  # fewer glyph-sized components than this: no text on the page
@@ -94,7 +94,7 @@ def clean_page(gray: np.ndarray) -> np.ndarray | None:
     kept[small[near(kept, small)]] = 1
     # dots (bigger than dust) stay wherever they are: lines need a glyph body to exist
     # (pipeline.ocr.layout), so a dot alone makes none
-    kept[small[size[small - 1] >= DOT_EM * em]] = 1
+    kept[small[size[small - 1] >= DOT_PX]] = 1
     is_stray = kept == 0
     is_stray[0] = False
     if not is_stray.any():
