@@ -60,6 +60,21 @@ PACKAGES = [
             ("usr/share/doc/debian-edu-doc-ja/debian-edu-bookworm-manual.pdf",)),
 ]
 
+# Debian Reference 2.100 (bookworm) in the same six languages: the text of the OCR
+# degradation suite (scripts/degrade_pages.py), which no earlier OCR choice was tuned on.
+REF = "2.100"
+REFERENCE_PACKAGES = [
+    Package(f"debian-reference-{lang}", REF, sha, lang, (), f"usr/share/debian-reference/debian-reference.{lang}.txt.gz")
+    for lang, sha in [
+        ("en", "9f31d3a17df505de09689ca255512ea58c1fc47c59bb1b0c7bf1c23362e9743f"),
+        ("de", "3b0ce65fd63e75ddf8eb07ca36293425135080e690a07e06a6ac8bc8040ef0aa"),
+        ("es", "a59b68c96f83d3cf29a476c847aee38364764603ea62eee592791e0a843a269e"),
+        ("ja", "f67140e0b994409413bd5fcc8dfcce832445c99d724401f0275fa238daf30325"),
+        ("zh-cn", "6d2d8d9a646397e28b04cdff23d2e4374101ebf9be348e35961af62c8a2d0977"),
+        ("zh-tw", "d2785bbfcb9c3eb6343a37520df595a720bb30fa634d4cf0750d1c04a0226057"),
+    ]
+]
+
 
 class FetchError(Exception):
     pass

@@ -20,7 +20,7 @@ step() { printf '\n==> %s\n' "$*"; }
 APT_PACKAGES=(
   tesseract-ocr tesseract-ocr-jpn tesseract-ocr-jpn-vert tesseract-ocr-chi-sim tesseract-ocr-chi-sim-vert
   tesseract-ocr-chi-tra tesseract-ocr-chi-tra-vert tesseract-ocr-deu tesseract-ocr-spa
-  fonts-noto-cjk poppler-utils
+  fonts-noto-cjk fonts-dejavu-core poppler-utils  # DejaVu: the Latin pages of the OCR degradation suite
   # containers (docker mode, image builds) with podman: no Docker engine is needed
   podman buildah debootstrap runc uidmap slirp4netns fuse-overlayfs netavark aardvark-dns
   # the QA review browser test (tests/test_qa_review_ui.py): headless Chromium and its driver

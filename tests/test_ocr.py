@@ -6,13 +6,15 @@ import importlib.util
 import os
 from pathlib import Path
 
+import cv2
+import degrade_pages
 import numpy as np
 import pypdfium2 as pdfium
 import pytest
 import scan_pages
 
 from pipeline.config import ExtractionConfig
-from pipeline.ocr import engines, geometry, layout, page
+from pipeline.ocr import engines, geometry, layout, noise, page
 from pipeline.ocr.engines import OcrEngineError
 
 KINDS = Path(__file__).parent / "fixtures" / "kinds"
@@ -103,6 +105,52 @@ def test_merge_reads_takes_symbols_upright_and_han_and_letters_turned(turned, up
 
 def test_merge_reads_keeps_identical_reads():
     assert page.merge_reads("在Debian中，這是", "在Debian中,這是") == "在Debian中，這是"
+
+
+# --- scan damage (pipeline.ocr.noise, deskew) --------------------------------------------
+def ink(image: np.ndarray) -> np.ndarray:
+    return geometry.binarise(image) > 0
+
+
+def test_a_page_of_specks_and_salt_and_pepper_yields_no_text():
+    paper = np.full((1200, 900), 238, np.uint8)
+    dusty, _ = degrade_pages.degrade(paper, "dust", "severe", seed=1)
+    noisy, _ = degrade_pages.degrade(dusty, "salt_pepper", "severe", seed=2)
+    assert np.count_nonzero(ink(noisy)) > 10_000
+    assert noise.clean_page(noisy) is None
+    assert page.ocr_page(noisy, {}).blocks == []
+
+
+def test_stray_specks_go_and_the_dots_of_text_stay():
+    clean = gray("de-horizontal")
+    dusty, _ = degrade_pages.degrade(clean, "dust", "severe", seed=3)
+    cleaned = noise.clean_page(dusty)
+    far = cv2.dilate(ink(clean).astype(np.uint8), np.ones((31, 31), np.uint8)) == 0  # 15 px from any ink
+    assert np.count_nonzero(ink(dusty) & far) > 1000
+    # what is left far from text: clusters of specks as big as a period (kept as dots)
+    assert np.count_nonzero(ink(cleaned) & far) < 0.03 * np.count_nonzero(ink(dusty) & far)
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(ink(clean).astype(np.uint8))
+    text = ink(clean) & (stats[labels, cv2.CC_STAT_AREA] >= 9)  # not the fixture's own 1-px dust
+    painted = text & (cleaned == 255)  # commas, periods, i-dots, umlauts, quotes: none painted out
+    assert np.count_nonzero(painted) == 0
+
+
+def test_uneven_paper_and_skew_keep_the_lines():
+    clean = gray("de-horizontal")
+    lines = len(layout.layout(clean, "horizontal"))
+    dark, _ = degrade_pages.degrade(clean, "illumination", "severe", seed=4)
+    assert len(layout.layout(noise.flatten_paper(dark), "horizontal")) == lines
+    skewed, _ = degrade_pages.degrade(clean, "skew", "severe", seed=5)
+    assert len(layout.layout(geometry.deskew(skewed, "horizontal"), "horizontal")) == lines
+
+
+@pytest.mark.parametrize("read, text", [
+    ("apt一get", "apt-get"), ("ｃｏｍｍａｎｄーｉｎ", "ｃｏｍｍａｎｄ-ｉｎ"), ("dh_auto", "dh_auto"), ("root|account", "root-account"),
+    ("的命令°这些", "的命令。这些"), ("︒﹁字﹂︑", "。「字」、"),
+    ("一二三", "一二三"), ("统一", "统一"), ("5°C", "5°C"),  # real 一 and degree signs stay
+])
+def test_vertical_punctuation_is_put_back(read, text):
+    assert page.vertical_punctuation(read) == text
 
 
 # --- the optional PaddleOCR engine ------------------------------------------------------

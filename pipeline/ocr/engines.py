@@ -61,6 +61,17 @@ def recognise(crops: list[np.ndarray]) -> list[tuple[str, float]]:
     return [(t, float(s)) for t, s in zip(out.txts or (), out.scores)]
 
 
+def detect_and_read(gray: np.ndarray) -> tuple[list[tuple[float, float, float, float]], list[str], list[float]]:
+    """rapidocr's own pipeline (its detector's boxes, then the recogniser, use_cls=False):
+    boxes (x0, top, x1, bottom), texts and confidences, in the detector's order."""
+    out = _rapidocr()(cv2.cvtColor(gray, cv2.COLOR_GRAY2BGR))
+    if out.boxes is None or out.txts is None:
+        return [], [], []
+    boxes = [(float(b[:, 0].min()), float(b[:, 1].min()), float(b[:, 0].max()), float(b[:, 1].max()))
+             for b in np.asarray(out.boxes)]
+    return boxes, list(out.txts), [float(s) for s in out.scores]
+
+
 class OcrEngineError(RuntimeError):
     """The configured OCR engine cannot be loaded (package or model folder missing)."""
 

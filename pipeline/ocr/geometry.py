@@ -23,12 +23,13 @@ import numpy as np
 
 from pipeline.contracts import Direction
 
-MAX_SKEW_DEG = 1.5
+MAX_SKEW_DEG = 3.5  # scans arrive up to +-3 deg off (the degradation suite's severe skew)
 # A region of a page is read in the other direction only when closing along that
 # direction leaves fewer than this share of the blobs closing along the page's does,
 # and it holds at least this many glyph blobs (see islands).
 REGION_DECISIVE = 0.5
 REGION_MIN_GLYPHS = 5
+GLYPH_BODY = 0.5  # of the glyph size (median component height): see glyph_bodies
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,16 @@ class Line:
 def binarise(gray: np.ndarray) -> np.ndarray:
     _, ink = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
     return ink
+
+
+def glyph_bodies(ink: np.ndarray, glyph: float) -> np.ndarray:
+    """The ink of components at least GLYPH_BODY of the glyph size tall or wide: what the
+    direction and the lines are judged on, without dots, specks and punctuation."""
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    size = np.maximum(stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT])
+    keep = (size >= GLYPH_BODY * glyph).astype(np.uint8) * 255
+    keep[0] = 0
+    return keep[labels]
 
 
 def rotate90(image: np.ndarray, degrees: int) -> np.ndarray:
@@ -89,6 +100,13 @@ def detect_direction(gray: np.ndarray) -> Direction:
     ink = binarise(gray)
     if cv2.countNonZero(ink) == 0:
         return "horizontal"
+    # on glyph bodies: specks left beside text are blobs both ways and blur the vote
+    # (a dusty vertical Japanese page had been taken for horizontal: 96 % CER)
+    count, _, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    heights = stats[1:, cv2.CC_STAT_HEIGHT]
+    heights = heights[heights >= 5]
+    if heights.size:
+        ink = glyph_bodies(ink, float(np.median(heights)))
     n_h, n_v = _axis_blobs(ink)
     return "vertical" if n_v < n_h * 0.8 else "horizontal"
 
@@ -140,8 +158,11 @@ def deskew(gray: np.ndarray, direction: Direction) -> np.ndarray:
         turned = cv2.warpAffine(ink, cv2.getRotationMatrix2D(centre, angle, 1.0), ink.shape[::-1])
         return float(np.var(turned.sum(axis=axis, dtype=np.float64)))
 
-    angles = np.arange(-MAX_SKEW_DEG, MAX_SKEW_DEG + 1e-6, 0.1)
-    best = float(angles[int(np.argmax([sharpness(a) for a in angles]))])
+    # coarse to fine: a line's profile stays sharp within ~1 deg of its angle
+    coarse = np.arange(-MAX_SKEW_DEG, MAX_SKEW_DEG + 1e-6, 0.5)
+    middle = float(coarse[int(np.argmax([sharpness(a) for a in coarse]))])
+    fine = np.arange(middle - 0.4, middle + 0.4 + 1e-6, 0.1)
+    best = float(fine[int(np.argmax([sharpness(a) for a in fine]))])
     if abs(best) < 0.05:
         return gray
     h, w = gray.shape

@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 
 from pipeline.contracts import Direction
-from pipeline.ocr.geometry import Line, binarise
+from pipeline.ocr.geometry import Line, binarise, glyph_bodies
 
 # A row (column) of pixels with less ink than this share of a typical text row does not
 # join two frames: see _frames.
@@ -24,6 +24,12 @@ FRAME_SPARSE = 0.1
 # lower mean CER (0.65 -> 0.57 %), and left 14 tuning pages from other paragraphs at
 # the same mean CER (1.41 -> 1.40 %); 0.5 cost Latin pages accuracy (0.1 -> 0.4 %).
 CROP_PAD = 0.35
+# A line (column) holds at least one glyph body (geometry.glyph_bodies) and runs from its
+# first to its last body, so that dots and specks beside a line (left near text by
+# pipeline.ocr.noise) neither make lines of their own nor stretch a line along its
+# length; punctuation within PUNCT_REACH (of the glyph size) past a line's last glyph
+# joins it again (。」.” at a line end, and chains of it: ...).
+PUNCT_REACH = 0.6
 
 
 def _runs(profile: np.ndarray, min_gap: int) -> list[tuple[int, int]]:
@@ -58,6 +64,20 @@ def _glyph_size(ink: np.ndarray) -> float:
     heights = stats[1:, cv2.CC_STAT_HEIGHT]
     heights = heights[heights >= 5]
     return float(np.median(heights)) if heights.size else 20.0
+
+
+def _reach_out(inked: np.ndarray, first: int, last: int, reach: int) -> tuple[int, int]:
+    """From the first and last glyph body out to ink that follows in steps of at most
+    ``reach`` (a chain of dots: "..." past a column's last glyph)."""
+    for position in inked[inked > last]:
+        if position - last > reach:
+            break
+        last = int(position)
+    for position in inked[inked < first][::-1]:
+        if first - position > reach:
+            break
+        first = int(position)
+    return first, last
 
 
 def _frames(profile: np.ndarray, breadth: int, glyph: float) -> list[tuple[int, int]]:
@@ -95,19 +115,25 @@ def layout(gray: np.ndarray, direction: Direction) -> list[Line]:
     # into tiers (across y); lines then stack across the other axis.
     frame_axis = 1 if direction == "horizontal" else 0
     frames = _frames(ink.sum(axis=1 - frame_axis) // 255, ink.shape[1 - frame_axis], glyph)
+    bodies = glyph_bodies(ink, glyph)
+    reach = int(PUNCT_REACH * glyph)
     lines: list[Line] = []
     for f_index, (f0, f1) in enumerate(frames):
         band = ink[:, f0:f1] if frame_axis == 1 else ink[f0:f1, :]
+        body_band = bodies[:, f0:f1] if frame_axis == 1 else bodies[f0:f1, :]
         runs = _merge_thin(_runs(band.sum(axis=frame_axis) // 255 >= 2, 2))
         if direction == "vertical":
             runs = runs[::-1]  # columns right to left
         boxes = []
         for a, b in runs:
             strip = band[a:b, :] if frame_axis == 1 else band[:, a:b]
-            along = np.flatnonzero(strip.sum(axis=1 - frame_axis))
+            body_strip = body_band[a:b, :] if frame_axis == 1 else body_band[:, a:b]
+            along = np.flatnonzero(body_strip.sum(axis=1 - frame_axis))
             if along.size == 0:
                 continue
-            s, e = int(along[0]) + f0, int(along[-1]) + 1 + f0
+            # from the first to the last glyph, and the punctuation just past them
+            s, e = _reach_out(np.flatnonzero(strip.sum(axis=1 - frame_axis)), int(along[0]), int(along[-1]), reach)
+            s, e = s + f0, e + 1 + f0
             boxes.append((s, a, e, b) if direction == "horizontal" else (a, s, b, e))
         if not boxes:
             continue

@@ -1,0 +1,104 @@
+"""Scan damage removed before layout: uneven paper, impulse noise, and specks, each judged
+against the page's own glyph size, so that no layout step and no reader sees them.
+
+- Uneven paper (a shadow, a gradient, the page behind showing through): the page is
+  divided by its paper tone, estimated by a max filter wider than a glyph stroke on a
+  quarter-size copy (ink is dark, so the widest light value around a point is paper).
+  Only when the tone varies (PAPER_SPREAD): a clean page is left as it is.
+- Impulse noise (salt-and-pepper): a 3x3 median, only when many single pixels differ
+  sharply from all their neighbours (IMPULSE_SHARE); strokes at 150-300 dpi are wider
+  than 1 px.
+- Specks (dust, toner, clusters of them): ink components smaller than GLYPH_EM of the
+  page's glyph size (the median height of its components) that stand apart from every
+  larger component (further than NEAR_TEXT_EM of a glyph) are painted white. Dots that
+  belong to text (periods, i-dots, umlauts, 、。) sit next to a glyph and stay, and so
+  do all dots of at least DOT_PX (bigger than 1-3 px dust): the far comma of a German
+  „, a period under a closing quote, the ticks of an upright ＂ in a column. A page
+  left without glyph-sized ink holds no text (``clean_page`` returns None).
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from pipeline.ocr.geometry import binarise
+
+PAPER_SPREAD = 24  # gray levels between the 5th and 95th percentile of the paper tone
+IMPULSE_SHARE = 0.0005  # of the page's pixels: salt-and-pepper at 0.2 % gives 0.1 %
+GLYPH_EM = 0.5  # a component at least this tall or wide is (the body of) a glyph
+DOT_PX = 4  # punctuation and diacritics at 300 dpi are at least this big; dust (1-3 px) is smaller
+NEAR_TEXT_EM = 0.5  # a comma after a letter at 10 pt sits 0.33 glyph away
+MIN_GLYPH_PX = 8  # median component height: smaller is no text at the 300 dpi OCR renders at
+MIN_GLYPHS = 3  # fewer glyph-sized components than this: no text on the page
+
+
+def flatten_paper(gray: np.ndarray) -> np.ndarray:
+    """The page divided by its paper tone when that tone is uneven (see module doc)."""
+    small = cv2.resize(gray, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
+    paper = cv2.dilate(small, np.ones((9, 9), np.uint8))  # 36 px at full size: wider than any stroke
+    paper = cv2.blur(paper, (15, 15))
+    low, high = np.percentile(paper, (5, 95))
+    if high - low < PAPER_SPREAD:
+        return gray
+    paper = cv2.resize(paper, gray.shape[::-1], interpolation=cv2.INTER_LINEAR).astype(np.float32)
+    return np.clip(gray.astype(np.float32) * (255.0 / np.maximum(paper, 1.0)), 0, 255).astype(np.uint8)
+
+
+def remove_impulses(gray: np.ndarray) -> np.ndarray:
+    """A 3x3 median when many single pixels stand out from all eight neighbours (a dust
+    speck of 2-3 px does not count: the median would shrink the dots of text for it)."""
+    ring = np.ones((3, 3), np.uint8)
+    ring[1, 1] = 0
+    value = gray.astype(np.int16)
+    impulses = np.count_nonzero(value + 100 < cv2.erode(gray, ring)) + \
+        np.count_nonzero(value - 100 > cv2.dilate(gray, ring))
+    return cv2.medianBlur(gray, 3) if impulses > IMPULSE_SHARE * gray.size else gray
+
+
+def glyph_size(stats: np.ndarray) -> float:
+    """Median height of the ink components that are not specks (>= 5 px tall)."""
+    heights = stats[1:, cv2.CC_STAT_HEIGHT]
+    heights = heights[heights >= 5]
+    return float(np.median(heights)) if heights.size else 0.0
+
+
+def clean_page(gray: np.ndarray) -> np.ndarray | None:
+    """The page without uneven paper, impulse noise and stray specks; None when what is
+    left holds no glyph-sized ink (a page of noise, or a blank page)."""
+    page = remove_impulses(flatten_paper(gray))
+    ink = binarise(page)
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    if count <= 1:
+        return None
+    em = glyph_size(stats)
+    if em < MIN_GLYPH_PX:
+        return None
+    size = np.maximum(stats[1:, cv2.CC_STAT_WIDTH], stats[1:, cv2.CC_STAT_HEIGHT])
+    glyphs = size >= GLYPH_EM * em
+    if np.count_nonzero(glyphs) < MIN_GLYPHS:
+        return None
+    small = np.flatnonzero(~glyphs) + 1
+    if small.size == 0:
+        return page
+
+    def near(keep: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+        """Which candidates have a pixel of their box within reach of a kept component."""
+        kernel = np.ones((2 * max(3, int(NEAR_TEXT_EM * em)) + 1,) * 2, np.uint8)
+        table = cv2.integral(cv2.dilate(keep[labels], kernel))
+        x0, y0 = stats[candidates, cv2.CC_STAT_LEFT], stats[candidates, cv2.CC_STAT_TOP]
+        x1, y1 = x0 + stats[candidates, cv2.CC_STAT_WIDTH], y0 + stats[candidates, cv2.CC_STAT_HEIGHT]
+        return table[y1, x1] - table[y0, x1] - table[y1, x0] + table[y0, x0] > 0
+
+    kept = np.concatenate(([0], glyphs)).astype(np.uint8)
+    kept[small[near(kept, small)]] = 1
+    # dots (bigger than dust) stay wherever they are: lines need a glyph body to exist
+    # (pipeline.ocr.layout), so a dot alone makes none
+    kept[small[size[small - 1] >= DOT_PX]] = 1
+    is_stray = kept == 0
+    is_stray[0] = False
+    if not is_stray.any():
+        return page
+    page = page.copy()
+    page[is_stray[labels]] = 255
+    return page
