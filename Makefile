@@ -1,7 +1,7 @@
 # Rosetta: the two commands a new machine needs (see README.md).
 #   make demo   install what is missing, then run the sample corpus through corpus_refresh
 #   make test   install what is missing, then run the whole test suite
-#   make test-fast     the tests that need no Weaviate, Airflow or sample corpus (about a minute)
+#   make test-fast     the tests that need no Weaviate, Airflow or sample corpus (about two minutes)
 #   make test-crash    kill a real `rosetta ingest` during every stage in turn, then resume (about 10 minutes;
 #                      part of make test too)
 #   make test-scale    a three-node Weaviate cluster and two Celery workers, each losing a member mid-batch (9-12 minutes)
