@@ -40,6 +40,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from bench_ingest import free_port  # noqa: E402
 from fetch_robustness_corpus import local_name  # noqa: E402
 
+from pipeline.batch.isolation import rss_mib  # noqa: E402
+
 RUN_ID = re.compile(r"DAG corpus_refresh run (\S+): (\w+)")
 
 
@@ -94,16 +96,6 @@ def descendants(pid: int) -> list[int]:
         found += map(int, children)
         todo += map(int, children)
     return found
-
-
-def rss_mib(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 class MemoryWatch(threading.Thread):
