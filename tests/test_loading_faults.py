@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from conftest import text_pdf
 
-from pipeline.batch import discovery, review, runner
+from pipeline.batch import discovery, recovery, review, runner
 from pipeline.contracts import DocRef
 from pipeline.publish import load, promote, qa
 from pipeline.stores import vector_store as store
@@ -168,6 +168,42 @@ def test_human_rejection_rolls_a_promoted_batch_back(settings, live, weaviate_se
     assert row.status == "loaded" and row.last_batch == "h1"
     with pytest.raises(ValueError, match="not in batch"):
         review.review("h2", ["no-such-chunk"], "typo", settings)
+
+
+def test_a_rejection_killed_half_way_through_its_rollback_is_finished_by_the_next_run(
+        settings, live, weaviate_server, en_pages, monkeypatch):
+    first = stage_batch(settings, "k1", en_pages)
+    load_gate_decide(settings, "k1", first)
+    before = snapshot(weaviate_server, settings)
+    second = stage_batch(settings, "k2", en_pages)
+    report = load_gate_decide(settings, "k2", second)
+    assert report["passed"]
+    registry = DocumentRegistry(settings.document_registry_path)
+    registry.start_batch("k2", "corpus_refresh")
+    registry.finish_batch("k2", "promoted", {})
+    registry.record_document("doc-en", str(en_pages["doc-en"]), status="loaded", last_batch="k2")
+
+    real_insert = store.insert_objects
+
+    def restore_half_then_die(collection, objects, settings_):
+        real_insert(collection, objects[:max(1, len(objects) // 2)], settings_)
+        raise RuntimeError("killed during the rollback")
+
+    monkeypatch.setattr(store, "insert_objects", restore_half_then_die)
+    with pytest.raises(RuntimeError, match="killed during the rollback"):
+        review.review("k2", [report["sample"][0]["chunk_id"]], "clause text truncated", settings)
+    assert registry.batch("k2").status == "rolling_back"
+    assert "k2" in recovery.stale_batches(settings)  # `rosetta status` shows it meanwhile
+    half = snapshot(weaviate_server, settings)
+    assert half.keys() != before.keys()
+
+    monkeypatch.setattr(store, "insert_objects", real_insert)
+    actions = {done["batch_id"]: done["action"] for done in recovery.recover(settings)}
+    assert actions["k2"] == "rollback finished"
+    assert_same(before, snapshot(weaviate_server, settings))
+    assert registry.batch("k2").status == "rolled_back"
+    row = registry.get("doc-en")
+    assert row.status == "loaded" and row.last_batch == "k1"
 
 
 def test_unreachable_weaviate_fails_clearly(settings, monkeypatch, en_pages):

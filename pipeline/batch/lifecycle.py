@@ -152,7 +152,12 @@ def _undo_sync(manifest: BatchManifest, registry: DocumentRegistry) -> None:
 
 
 def roll_back(batch_id: str, reason: str, settings: Settings) -> dict[str, Any]:
-    """Undo a batch in Weaviate (promoted or not) and in the registry; returns the journal."""
+    """Undo a batch in Weaviate (promoted or not) and in the registry; returns the journal.
+    The batch is ``rolling_back`` in the registry meanwhile, so that a rollback killed half-way
+    is finished by the next run's recovery (``batch.recovery``)."""
+    registry = DocumentRegistry(settings.document_registry_path)
+    batch = registry.batch(batch_id)
+    registry.finish_batch(batch_id, "rolling_back", {**(batch.summary if batch else {}), "rollback_reason": reason})
     journal = promote.rollback_promoted(batch_id, settings)
     _record_rollback(batch_id, journal, reason, settings)
     return journal

@@ -11,7 +11,10 @@ worker, a power cut). Its batch stays ``running`` in the registry and its docume
   has beaten for ``limits.stale_heartbeat_s`` (a running stage beats every
   ``isolation.HEARTBEAT_S`` seconds).
 
-``recover`` runs at the start of every new batch (discovery). A stale batch whose
+A batch whose rollback was cut short stays ``rolling_back`` and is stale too.
+
+``recover`` runs at the start of every new batch (discovery). A rollback cut short is done
+again (its plan is in the promotion journal). A stale batch whose
 promotion journal says ``promoting`` or ``promoted`` is finished (the promotion is
 idempotent), so the live collection never stays half-promoted; any other stale batch is
 undone: its staging collection is dropped, its workspace removed, its ``processing``
@@ -59,6 +62,8 @@ def _alive(pid: int) -> bool:
 
 def stale_reason(batch: BatchRow, settings: Settings) -> str | None:
     """Why a ``running`` batch is stale (nobody runs it any more), or None while it runs."""
+    if batch.status == "rolling_back":  # set for the duration of a rollback (lifecycle.roll_back)
+        return "a rollback of it did not finish"
     if batch.status != "running":
         return None
     if batch.owner_pid and batch.owner_host == socket.gethostname():
@@ -81,10 +86,23 @@ def recover(settings: Settings) -> list[dict[str, Any]]:
     """Finish or undo every stale batch; returns what was done, one dict per batch."""
     done = []
     for batch_id, why in stale_batches(settings).items():
-        action = _finish_promotion(batch_id, settings) or _undo(batch_id, why, settings)
+        action = _finish_rollback(batch_id, settings) or _finish_promotion(batch_id, settings) \
+            or _undo(batch_id, why, settings)
         log.warning("stale batch %s (%s): %s", batch_id, why, action)
         done.append({"batch_id": batch_id, "stale": why, "action": action})
     return done
+
+
+def _finish_rollback(batch_id: str, settings: Settings) -> str | None:
+    """A rollback killed half-way (a reviewer's rejection, a QA reject): done again from its
+    journal, which fixed what to remove and restore before anything moved."""
+    from pipeline.batch.lifecycle import roll_back
+
+    batch = DocumentRegistry(settings.document_registry_path).batch(batch_id)
+    if batch is None or batch.status != "rolling_back":
+        return None
+    roll_back(batch_id, (batch.summary or {}).get("rollback_reason", "interrupted rollback"), settings)
+    return "rollback finished"
 
 
 def _finish_promotion(batch_id: str, settings: Settings) -> str | None:

@@ -84,37 +84,48 @@ def rollback_promoted(batch_id: str, settings: Settings) -> dict[str, Any]:
 
     Chunks of this batch that a later batch has already replaced are not resurrected:
     only objects still stamped with this batch_id are removed, and a replaced chunk is
-    restored only if its document has no newer chunks than this batch's. Idempotent.
+    restored only if its document has no newer chunks than this batch's. Idempotent, and
+    safe to repeat after a crash in the middle: what to remove and restore is decided once,
+    before anything moves, and kept in the journal (``rolling_back``), because a
+    half-restored collection would make restored documents look superseded.
     """
     ws = Workspace(settings, batch_id)
     journal = _journal(ws)
     if journal.get("state") == "rolled_back":
         return journal
-    if journal.get("state") != "promoted":
+    if journal.get("state") not in ("promoted", "rolling_back"):
         return discard(batch_id, settings)
     backup = ws.read_json(ws.batch_file("replaced_chunks.json"))
     with vector_store.connect(settings) as client:
         live = vector_store.live_collection(client, settings)
-        batch_docs = [d.doc_id for d in ws.read_manifest().documents]  # the only documents it stamped
-        current = [u for u, _, _ in vector_store.iterate_objects(live, batch_docs, include_vector=False,
-                                                                 filters=vector_store.batch_filter(batch_id))]
-        backup_docs = sorted({o["properties"]["doc_id"] for o in backup})
-        superseded = {p["doc_id"] for _, p, _ in
-                      vector_store.iterate_objects(live, backup_docs, include_vector=False)
-                      if p["batch_id"] != batch_id}  # a later batch owns these documents now
-        restore = [(o["uuid"], o["properties"], o["vector"]) for o in backup
-                   if o["properties"]["doc_id"] not in superseded]
-        ws.write_json(ws.batch_file("promotion.json"), {**journal, "state": "rolling_back"})
-        vector_store.insert_objects(live, restore, settings)
-        vector_store.delete_uuids(live, current)
+        if journal["state"] == "promoted" or "restore" not in journal:
+            journal = {**journal, "state": "rolling_back", **_rollback_plan(live, ws, batch_id, backup)}
+            ws.write_json(ws.batch_file("promotion.json"), journal)
+        wanted = set(journal["restore"])
+        vector_store.insert_objects(live, [(o["uuid"], o["properties"], o["vector"]) for o in backup
+                                           if o["uuid"] in wanted], settings)
+        vector_store.delete_uuids(live, journal["remove"])
         for move in ws.read_manifest().moved:  # only chunks still at the path this batch gave them
             vector_store.set_source_path(live, move.doc_id, move.new_primary, move.old_primary, settings)
-    journal = {**journal, "state": "rolled_back", "after_promotion": True, "removed": len(current),
-               "restored": len(restore)}
+    removed, restored = journal.pop("remove"), journal.pop("restore")
+    journal = {**journal, "state": "rolled_back", "after_promotion": True, "removed": len(removed),
+               "restored": len(restored)}
     ws.write_json(ws.batch_file("promotion.json"), journal)
     log.warning("promoted batch %s rolled back: %d chunk(s) removed, %d replaced chunk(s) restored",
-                batch_id, len(current), len(restore))
+                batch_id, len(removed), len(restored))
     return journal
+
+
+def _rollback_plan(live, ws: Workspace, batch_id: str, backup: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """The uuids a rollback removes (this batch's chunks still live) and restores (replaced
+    chunks of documents no later batch has taken over)."""
+    batch_docs = [d.doc_id for d in ws.read_manifest().documents]  # the only documents it stamped
+    remove = [u for u, _, _ in vector_store.iterate_objects(live, batch_docs, include_vector=False,
+                                                            filters=vector_store.batch_filter(batch_id))]
+    backup_docs = sorted({o["properties"]["doc_id"] for o in backup})
+    superseded = {p["doc_id"] for _, p, _ in vector_store.iterate_objects(live, backup_docs, include_vector=False)
+                  if p["batch_id"] != batch_id}  # a later batch owns these documents now
+    return {"remove": remove, "restore": [o["uuid"] for o in backup if o["properties"]["doc_id"] not in superseded]}
 
 
 def run(batch_id: str, checked: dict[str, Any], settings: Settings) -> dict[str, Any]:
