@@ -272,3 +272,29 @@ def test_repetition_alone_makes_no_watermark_of_a_text_layer_line(settings):
     ocr = [p.model_copy(update={"blocks": [b.model_copy(update={"method": "ocr"}) for b in p.blocks]}) for p in pages]
     _, removed = cleaning.clean_pages(document(ocr), settings)
     assert {(r.text, r.reason) for r in removed} == {("Subject to the conditions below.", "watermark")}
+
+
+RUN_ON = ("You can contribute in various ways:\n\n"
+          "Article 16 If you are able to adopt the package, get the sources (with something like aptget source "
+          "packagename) and examine them. This document unfortunately doesn't\n"
+          "include comprehensive information about adopting packages.\n\n"
+          "Article 17 Keep reading, though.")
+
+
+def test_a_heading_running_on_into_a_long_first_line_still_opens_its_article():
+    """PDFium joins a printed line ending in a hyphen ("apt-") to the next, so a heading set at
+    the start of its first sentence can open a line longer than the form's max_line_chars; where
+    that line opens a paragraph it is still the article. A long line that cites an article, or
+    one that continues a sentence, still opens nothing."""
+    from pipeline.stages import structure
+    from test_structure import cleaned
+
+    def top(text: str) -> list[str]:
+        return [e.number for e in structure.tag(cleaned(text, "en")).elements if e.type == "CLAUSE"]
+
+    assert len(RUN_ON.split("\n")[2]) > 100
+    assert top(RUN_ON) == ["Article 16", "Article 17"]
+    cited = RUN_ON.replace("Article 16 If you", "Article 16 of the licence says that if you")
+    assert top(cited) == ["Article 17"]
+    wrapped = RUN_ON.replace("ways:\n\nArticle 16", "ways described in\nArticle 16")
+    assert top(wrapped) == ["Article 17"]

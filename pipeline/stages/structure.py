@@ -79,9 +79,9 @@ def _block_pieces(text: str, start: int, end: int, lang: str, toc: set[int]) -> 
             cuts.append((a, None))  # a TOC line stands alone, and so does what follows it
             previous = (a, b)
             continue
-        found = match_line(line, lang)
+        prev = text[previous[0]:previous[1]].rstrip() if previous is not None else ""
+        found = match_line(line, lang, paragraph_start=previous is None or prev.endswith(SENTENCE_END))
         if found and previous is not None and found.form.after_sentence:
-            prev = text[previous[0]:previous[1]].rstrip()
             heading_before = cuts[-1][0] == previous[0] and cuts[-1][1] is not None and cuts[-1][1].form.title
             after_item = found.form.nested and ITEM_END.search(prev)
             if not (prev.endswith(SENTENCE_END) or len(prev) < SHORT_LINE * longest or heading_before or after_item):

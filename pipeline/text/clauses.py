@@ -77,11 +77,18 @@ class Match:
     level: int
 
 
-def match_line(line: str, lang: str, inline_only: bool = False) -> Match | None:
-    """The first registered form of ``lang`` that opens ``line``."""
+def match_line(line: str, lang: str, inline_only: bool = False, paragraph_start: bool = False) -> Match | None:
+    """The first registered form of ``lang`` that opens ``line``. With ``paragraph_start`` (the
+    line opens its block or follows a sentence end) a title form's heading may run on into its
+    first sentence on a line of any length: "Article 16 If you are able to adopt ... apt-" and the
+    next printed line are one line once PDFium joins a line ending in a hyphen, and a text that is
+    not wrapped holds a paragraph per line (a reference is still told by what follows the number)."""
     line = _unframed(line)
     for form in forms():
-        if lang not in form.langs or len(line) > form.max_line_chars or (inline_only and not form.inline):
+        if lang not in form.langs or (inline_only and not form.inline):
+            continue
+        run_on = paragraph_start and form.title and form.after_sentence
+        if len(line) > form.max_line_chars and not run_on:
             continue
         m = form.regex.match(line)
         if m:
