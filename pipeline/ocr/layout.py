@@ -27,7 +27,8 @@ CROP_PAD = 0.35
 # A line (column) holds at least one glyph body (geometry.glyph_bodies) and runs from its
 # first to its last body, so that dots and specks beside a line (left near text by
 # pipeline.ocr.noise) neither make lines of their own nor stretch a line along its
-# length; punctuation within PUNCT_REACH (of the glyph size) past a line's last glyph
+# length; punctuation within PUNCT_REACH (of the glyph size, or of the line's thickness where
+# that is more: a 。 centred in its cell) past a line's last glyph
 # joins it again (。」.” at a line end, and chains of it: ...).
 PUNCT_REACH = 0.6
 
@@ -132,7 +133,11 @@ def layout(gray: np.ndarray, direction: Direction) -> list[Line]:
             if along.size == 0:
                 continue
             # from the first to the last glyph, and the punctuation just past them
-            s, e = _reach_out(np.flatnonzero(strip.sum(axis=1 - frame_axis)), int(along[0]), int(along[-1]), reach)
+            # and of the line's thickness (its em): a 。 centred in its own cell (traditional
+            # Chinese, across and down) starts 0.3-0.4 em past the glyph before it, beyond
+            # 0.6 of the median component (a part of a Han glyph)
+            span = max(reach, int(PUNCT_REACH * (b - a)))
+            s, e = _reach_out(np.flatnonzero(strip.sum(axis=1 - frame_axis)), int(along[0]), int(along[-1]), span)
             s, e = s + f0, e + 1 + f0
             boxes.append((s, a, e, b) if direction == "horizontal" else (a, s, b, e))
         if not boxes:
