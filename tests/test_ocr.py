@@ -14,7 +14,7 @@ import pytest
 import scan_pages
 
 from pipeline.config import ExtractionConfig
-from pipeline.ocr import engines, geometry, layout, noise, page
+from pipeline.ocr import columns, engines, geometry, layout, noise, page
 from pipeline.ocr.engines import OcrEngineError
 
 KINDS = Path(__file__).parent / "fixtures" / "kinds"
@@ -151,6 +151,45 @@ def test_uneven_paper_and_skew_keep_the_lines():
 ])
 def test_vertical_punctuation_is_put_back(read, text):
     assert page.vertical_punctuation(read) == text
+
+
+@pytest.mark.parametrize("read, before, text", [
+    ("Perlゃやゃ", "", "Perlや"), ("GNUゃLinux", "", "GNUやLinux"), ("ゃBSD", "U", "やBSD"),
+    ("きゃくしゅじゅつ", "", "きゃくしゅじゅつ"), ("ょう", "し", "ょう"),  # after an i-row kana: small
+    ("デュアル", "", "デュアル"), ("ソフトウェアのチュートリアル", "", "ソフトウェアのチュートリアル"),
+    ("カャ", "", "カヤ"), ("やゃ", "", "や"), ("GCCややLinux", "", "GCCやLinux"), ("ややこしい", "", "ややこしい"), ("telnetェスケープ", "", "telnetエスケープ"), ("8164っの", "", "8164つの"), ("言って", "", "言って"),
+])
+def test_small_kana_follow_an_i_row_kana_only(read, before, text):
+    assert columns.small_kana(read, before) == text
+
+
+def column_image(text: str) -> np.ndarray:
+    """A 12 pt column at 300 dpi set as the scan renderer sets it (upright full-width Latin)."""
+    from PIL import Image, ImageDraw, ImageFont
+    from render_scans import FONT_DIR, FULLWIDTH
+
+    font = ImageFont.truetype(str(FONT_DIR / "NotoSansCJK-Regular.ttc"), 50, index=0)
+    image = Image.new("L", (120, 60 * len(text) + 40), 255)
+    ImageDraw.Draw(image).text((30, 10), text.translate(FULLWIDTH), font=font, fill=0, direction="ttb",
+                               features=["vert"])
+    ink = np.argwhere(np.asarray(image) < 128)
+    (y0, x0), (y1, x1) = ink.min(axis=0), ink.max(axis=0) + 1
+    return np.asarray(image)[y0:y1, x0:x1]
+
+
+@pytest.mark.parametrize("text, strokes", [("smtp_generic_maps", 2), ("apt-get", 0), ("dh_auto", 1),
+                                           ("システムのーつ", 0), ("ls-l", 0), ("いりけレしル", 0)])
+def test_low_lines_are_strokes_at_the_left_edge_of_a_column(text, strokes):
+    assert columns.low_lines(column_image(text)) == strokes
+
+
+@pytest.mark.parametrize("read, strokes, text", [
+    ("command-_in-_root_account", 0, "command-in-root-account"), ("apt-_-get", 0, "apt--get"),
+    ("--_force-_all", 0, "--force-all"), ("initrd_tools", 0, "initrd-tools"),
+    ("smtp_generic_maps", 2, "smtp_generic_maps"), ("dh_auto-_configure", 1, "dh_auto-configure"),
+])
+def test_hyphens_read_as_low_lines_are_put_back(read, strokes, text):
+    assert columns.hyphens(read, strokes) == text
 
 
 # --- the optional PaddleOCR engine ------------------------------------------------------

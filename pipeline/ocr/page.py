@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pipeline.contracts import Direction
+from pipeline.ocr import columns
 from pipeline.ocr.engines import (Recogniser, osd_rotation, recogniser, spaced_tier, tesseract_columns,
                                   tesseract_version)
 from pipeline.ocr.geometry import Line, deskew, detect_direction, islands, other_direction, rotate90, unrotate_box
@@ -101,7 +102,9 @@ def merge_reads(turned: str, upright: str) -> str:
     which reads them better; Latin letters and digits from PP-OCR (Tesseract turns l
     into L, doubles letters and adds some after symbols); symbols from Tesseract, which
     sees them upright (PP-OCR drops ／ and ＿ and reads ＄ as s, ＇ as i, ： as .), in
-    place of whatever PP-OCR read there.
+    place of whatever PP-OCR read there. A 1 or 0 that PP-OCR read after a lower-case
+    letter where Tesseract read l, I, o or O is the letter (turned, l and 1 look alike:
+    "she11").
     """
     def folded(text: str) -> list[str]:
         return [c.lower() if len(c.lower()) == 1 else c for c in text]
@@ -111,11 +114,18 @@ def merge_reads(turned: str, upright: str) -> str:
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         ours, theirs = turned[i1:i2], upright[j1:j2]
         symbols = "".join(c for c in theirs if not c.isalnum())
-        if op == "equal" or not symbols or CJK_TEXT.search(ours + theirs) or _nfkc(ours) == _nfkc(theirs):
+        if op == "replace" and DIGITS_FOR_LETTERS.fullmatch(ours) and re.fullmatch("[lIoO]+", theirs) \
+                and len(ours) == len(theirs) and re.search("[a-z]$", "".join(out)) \
+                and not turned[i2:i2 + 1].isdigit():
+            out.append(ours.translate(LETTERS_OF_DIGITS))  # she11 -> shell: 1 and 0 in a word
+        elif op == "equal" or not symbols or CJK_TEXT.search(ours + theirs) or _nfkc(ours) == _nfkc(theirs):
             out.append(ours)
         else:
             out.append(symbols)
     return "".join(out)
+
+DIGITS_FOR_LETTERS = re.compile("[01]+")
+LETTERS_OF_DIGITS = str.maketrans("10", "lo")
 
 # Vertical presentation forms (︒ ︑ ﹁ ﹂ ︵ ︶ ...) that a reader may return: their
 # horizontal forms are the text (NFKC maps each to it)
@@ -278,6 +288,7 @@ def _read(page: np.ndarray, lines: list[Line], direction: Direction, script: str
         engines = [_tesseract_engine(vertical_models["ja"])] * len(lines)
         reads, unsplit = _vertical_tiers(page, lines, vertical_models["ja"])
         texts = [vertical_punctuation(reads.get(i, "")) for i in range(len(lines))]
+        texts = _kana_and_hyphens(page, lines, texts, unsplit)
         # a tier whose columns Tesseract merged or split is one paragraph
         lines = [Line(box=l.box, frame=l.frame, starts_paragraph=False) if l.frame in unsplit and i not in reads
                  else l for i, l in enumerate(lines)]
@@ -291,6 +302,20 @@ def _read(page: np.ndarray, lines: list[Line], direction: Direction, script: str
         if script == "zh" and _simplified(texts):
             texts = [t.translate(SIMPLIFIED_QUOTES) for t in texts]
     return lines, texts, engines
+
+
+def _kana_and_hyphens(page: np.ndarray, lines: list[Line], texts: list[str], unsplit: set[int]) -> list[str]:
+    """Small ゃゅょ and hyphens in vertical Japanese columns put right (pipeline.ocr.columns);
+    a tier read whole (``unsplit``) is judged on all of its columns' strokes."""
+    strokes = [columns.low_lines(page[l.box[1]:l.box[3], l.box[0]:l.box[2]]) for l in lines]
+    for frame in unsplit:
+        members = [i for i, l in enumerate(lines) if l.frame == frame]
+        strokes[members[0]] = sum(strokes[i] for i in members)
+    out, before = [], ""
+    for text, count in zip(texts, strokes):
+        out.append(columns.small_kana(columns.hyphens(text, count), before))
+        before = out[-1][-1:] or before
+    return out
 
 
 def _simplified(texts: list[str]) -> bool:
@@ -332,6 +357,8 @@ def _merge_vertical_chinese(page: np.ndarray, lines: list[Line], texts: list[str
                     model, exc, stderr.decode("utf-8", "replace").strip())
         return texts, engines
     for i, upright in reads.items():
+        box = lines[i].box
+        upright = columns.hyphens(upright, columns.low_lines(page[box[1]:box[3], box[0]:box[2]]))
         agreement = difflib.SequenceMatcher(None, _nfkc(texts[i]), _nfkc(upright), autojunk=False).ratio()
         if lines[i].frame not in unsplit and agreement >= MERGE_MIN_AGREEMENT:
             texts[i] = merge_reads(texts[i], upright)
