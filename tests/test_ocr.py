@@ -57,6 +57,16 @@ def test_tiers_split_across_hanging_punctuation():
     assert layout._frames(profile, breadth=2000, glyph=35) == [(10, 165)]
 
 
+def test_a_run_two_columns_wide_splits_where_their_glyph_bodies_part():
+    bodies = np.zeros(400, bool)
+    for a, b in ((0, 50), (100, 150), (200, 260), (300, 360)):
+        bodies[a:b] = True
+    # specks in the gutter joined the last two columns into one run of ink
+    assert layout._split_wide([(0, 50), (100, 150), (200, 360)], bodies) == [(0, 50), (100, 150), (200, 280),
+                                                                             (280, 360)]
+    assert layout._split_wide([(0, 50), (100, 150), (200, 260)], bodies) == [(0, 50), (100, 150), (200, 260)]
+
+
 def test_layout_two_columns_left_first():
     lines = layout.layout(gray("en-two-column"), "horizontal")
     left = [l for l in lines if l.frame == 0]
