@@ -141,7 +141,9 @@ DEGREE_FOR_STOP = re.compile(r"(?<=[\u3040-\u30ff\u3400-\u9fff])°")
 # PP-OCR reads the vertical forms of “ ” in simplified Chinese columns as 『 』, which
 # simplified Chinese does not use (none in the 641 zh-cn tuning paragraphs, 142 with “).
 # Traditional Chinese uses 『』 itself, so its reads are left alone.
-SIMPLIFIED_QUOTES = str.maketrans({"『": "“", "』": "”"})
+# Their white corners also come out as [ ] (142 of the tuning paragraphs hold “, 14 hold [);
+# quote_direction then turns each the way its neighbours say.
+SIMPLIFIED_QUOTES = str.maketrans({"『": "“", "』": "”", "[": "“", "]": "”"})
 
 
 def vertical_punctuation(text: str) -> str:
@@ -301,6 +303,8 @@ def _read(page: np.ndarray, lines: list[Line], direction: Direction, script: str
         texts = [vertical_punctuation(t) for t in texts]
         if script == "zh" and _simplified(texts):
             texts = [t.translate(SIMPLIFIED_QUOTES) for t in texts]
+        if script == "zh":
+            texts = [columns.quote_direction(t) for t in texts]
     return lines, texts, engines
 
 
