@@ -202,6 +202,14 @@ def test_hyphens_read_as_low_lines_are_put_back(read, strokes, text):
     assert columns.hyphens(read, strokes) == text
 
 
+@pytest.mark.parametrize("read, text", [
+    ("录下运行”grep-e", "录下运行“grep-e"), ("regex“可以透過”aptitude", "regex”可以透過“aptitude"),
+    ("“動作”→“取消", "“動作”→“取消"), ("過濾框架“)的", "過濾框架“)的"),  # no Latin beside them: left
+])
+def test_curly_quotes_open_before_a_latin_word_and_close_after_it(read, text):
+    assert columns.quote_direction(read) == text
+
+
 # --- the optional PaddleOCR engine ------------------------------------------------------
 PADDLEOCR_INSTALLED = importlib.util.find_spec("paddleocr") is not None
 
