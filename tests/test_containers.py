@@ -50,9 +50,15 @@ def test_ocr_dependencies_are_only_in_the_extract_image(settings):
 
 @pytest.fixture(scope="module")
 def podman_socket(tmp_path_factory):
-    """The structure image built (if missing) and a private podman API socket for this module."""
+    """The structure image built (if missing) and a private podman API socket for this module.
+    One pipeline version for the module, as `make demo-docker` pins it: the image tag is that
+    version, and a commit made while the tests run must not send the DAG to another tag."""
+    from pipeline import pipeline_version
+
     if shutil.which("podman") is None:
         pytest.skip("podman is not installed (scripts/install.sh installs it)")
+    pinned = pytest.MonkeyPatch()
+    pinned.setenv("ROSETTA_PIPELINE_VERSION", pipeline_version())
     build = subprocess.run([str(SETUP), "images", STAGE], capture_output=True, text=True)
     assert build.returncode == 0, build.stdout + build.stderr
     socket = tmp_path_factory.mktemp("podman") / "podman.sock"
@@ -61,6 +67,7 @@ def podman_socket(tmp_path_factory):
     assert started.returncode == 0, started.stdout + started.stderr
     yield socket
     subprocess.run([str(SETUP), "stop"], capture_output=True, text=True, env=env, check=True)
+    pinned.undo()
 
 
 @pytest.fixture
