@@ -66,10 +66,40 @@ def test_text_present_fails_a_chunk_of_real_ocr_garbage(settings, sample_corpus)
 @pytest.mark.parametrize("text,label,ok", [
     ("日本語の説明", "en", False), ("事\n的南的教", "de", False), ("Inhaltsverzeichnis", "de", True),
     ("Chapter 1", "en", True), ("第一条 目的", "zh", True), ("はじめに", "zh", False), ("はじめに", "ja", True),
-    ("Summary", "ja", False)])
+    ("Summary", "ja", False), ("Remerciements", "fr", True)])
 def test_language_agrees_judges_short_chunks_by_script(settings, text, label, ok):
     assert Checker(None, settings, None, 0).language_agrees(chunk(text, label))[0] is ok
     assert short_text_script_agrees(text, label)[0] is ok
+
+
+# Chunks the QA gate sampled in the 10,000-page run (real TeX package manuals and the Debian
+# Edu manual), each labelled with the language of the text around it, as chunking labels code
+# and command lines; fastText had read them as ru/bo/ca, nl/ru/ca, ro/it/pt and rolled their
+# batches back.
+CODE_CHUNKS = [
+    ("\\rmathbr@superscript\n\n124 \\def\\rmathbr@superscript{\\rmathbr@check@arg\\rmathbr@superscript@std}\n\n"
+     "\\rmathbr@subscript\n\n125 \\def\\rmathbr@subscript{\\rmathbr@check@arg\\rmathbr@subscript@std}", "en"),
+    ("675 \\newread\\verbatim@in@stream\n676 \\def\\verbatim@readfile#1{%\n677 \\verbatim@startline\n"
+     "678 \\openin\\verbatim@in@stream #1\\relax\n679 \\ifeof\\verbatim@in@stream\n680 \\typeout{No file #1.}%", "de"),
+    ("2229 \\@@_msg_new:nnn { newline~at~the~end~of~env }\n2231 Incorrect~end.\\\\\n2232 The~environments~of~"
+     "witharrows~(\\{WithArrows\\}~and~\n2233 \\{DispWithArrows\\})~should~not~end~by~\\token_to_str:N \\\\.", "en"),
+    ("apt -y -q install firmware -linux", "ja"),
+]
+
+
+@pytest.mark.parametrize("text,label", CODE_CHUNKS)
+def test_code_keeps_the_language_of_its_context(settings, text, label):
+    ok, detail = Checker(None, settings, None, 0).language_agrees(chunk(text, label))
+    assert ok and "code" in detail
+
+
+@pytest.mark.parametrize("text,label", [
+    ("Der Verein verfolgt ausschließlich und unmittelbar gemeinnützige Zwecke im Sinne der Abgabenordnung.", "ja"),
+    ("El presente reglamento se aplica al tratamiento total o parcialmente automatizado de datos personales.", "zh"),
+    ("本条例适用于全部或部分以自动化方式对个人数据的处理，以及以非自动化方式对构成或旨在构成存档系统一部分的个人数据的处理。", "de"),
+])
+def test_prose_with_a_wrong_label_still_fails(settings, text, label):
+    assert not Checker(None, settings, None, 0).language_agrees(chunk(text, label))[0]
 
 
 def test_clause_label_must_agree_with_the_markers_on_a_real_regulation(settings, tmp_path):
