@@ -36,6 +36,7 @@ SMALL_OTHER = re.compile("[ぁぃぅぇぉっァィゥェォッ]")
 # kana a small ゃゅょ (ャュョ) may follow
 YOON_BEFORE = set("きぎしじちぢにひびぴみり" "キギシジチヂニヒビピミリテデフヴ")
 LATIN = r"A-Za-z0-9\uff10-\uff19\uff21-\uff3a\uff41-\uff5a"
+LATIN_CHAR = re.compile(f"[{LATIN}]")
 KANA_TWICE = re.compile(rf"(?<=[{LATIN}])([\u3041-\u30fa])\1(?=[{LATIN}])")
 HYPHEN_RUN = re.compile(r"[-_]*(?:-_|_-)[-_]*")
 # A low line's vertical form: a stroke at least this long (of the column's width) and at
@@ -54,7 +55,7 @@ def small_kana(text: str, before: str = "") -> str:
     for i, ch in enumerate(text):
         previous = out[-1] if out else before[-1:]
         if (SMALL_YA.fullmatch(ch) and previous not in YOON_BEFORE) or \
-                (SMALL_OTHER.fullmatch(ch) and re.fullmatch(f"[{LATIN}]", previous)):
+                (SMALL_OTHER.fullmatch(ch) and LATIN_CHAR.fullmatch(previous)):
             full = ch.translate(SMALL_TO_FULL)
             if previous == full or text[i + 1:i + 2] == full:
                 continue
