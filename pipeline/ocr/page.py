@@ -114,8 +114,8 @@ def merge_reads(turned: str, upright: str) -> str:
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         ours, theirs = turned[i1:i2], upright[j1:j2]
         symbols = "".join(c for c in theirs if not c.isalnum())
-        if op == "replace" and DIGITS_FOR_LETTERS.fullmatch(ours) and re.fullmatch("[lIoO]+", theirs) \
-                and len(ours) == len(theirs) and re.search("[a-z]$", "".join(out)) \
+        if op == "replace" and DIGITS_FOR_LETTERS.fullmatch(ours) and LETTERS_LIKE_DIGITS.fullmatch(theirs) \
+                and len(ours) == len(theirs) and ENDS_LOWER_CASE.search("".join(out)) \
                 and not turned[i2:i2 + 1].isdigit():
             out.append(ours.translate(LETTERS_OF_DIGITS))  # she11 -> shell: 1 and 0 in a word
         elif op == "equal" or not symbols or CJK_TEXT.search(ours + theirs) or _nfkc(ours) == _nfkc(theirs):
@@ -125,6 +125,8 @@ def merge_reads(turned: str, upright: str) -> str:
     return "".join(out)
 
 DIGITS_FOR_LETTERS = re.compile("[01]+")
+LETTERS_LIKE_DIGITS = re.compile("[lIoO]+")
+ENDS_LOWER_CASE = re.compile("[a-z]$")
 LETTERS_OF_DIGITS = str.maketrans("10", "lo")
 
 # Vertical presentation forms (︒ ︑ ﹁ ﹂ ︵ ︶ ...) that a reader may return: their
