@@ -152,15 +152,20 @@ def test_crash_between_qa_and_promotion_is_recovered_on_retry(settings, live, we
     assert not weaviate_server.collections.exists(store.staging_name(settings, "c2"))
 
 
-def test_human_rejection_rolls_a_promoted_batch_back(settings, live, weaviate_server, en_pages):
-    first = stage_batch(settings, "h1", en_pages)
-    load_gate_decide(settings, "h1", first)
+def promote_a_replacement(settings, weaviate_server, en_pages, first: str, second: str) -> tuple[dict, dict]:
+    """doc-en promoted in batch ``first``, then replaced by a promoted batch ``second`` that the
+    registry records as its last: the live collection after ``first`` and ``second``'s QA report."""
+    load_gate_decide(settings, first, stage_batch(settings, first, en_pages))
     before = snapshot(weaviate_server, settings)
-    second = stage_batch(settings, "h2", en_pages)
-    report = load_gate_decide(settings, "h2", second)
+    report = load_gate_decide(settings, second, stage_batch(settings, second, en_pages))
     assert report["passed"]
     DocumentRegistry(settings.document_registry_path).record_document("doc-en", str(en_pages["doc-en"]), status="loaded",
-                                                     last_batch="h2")
+                                                                      last_batch=second)
+    return before, report
+
+
+def test_human_rejection_rolls_a_promoted_batch_back(settings, live, weaviate_server, en_pages):
+    before, report = promote_a_replacement(settings, weaviate_server, en_pages, "h1", "h2")
     outcome = review.review("h2", [report["sample"][0]["chunk_id"]], "clause text truncated", settings)
     assert outcome["rolled_back"]
     assert_same(before, snapshot(weaviate_server, settings))
@@ -172,16 +177,10 @@ def test_human_rejection_rolls_a_promoted_batch_back(settings, live, weaviate_se
 
 def test_a_rejection_killed_half_way_through_its_rollback_is_finished_by_the_next_run(
         settings, live, weaviate_server, en_pages, monkeypatch):
-    first = stage_batch(settings, "k1", en_pages)
-    load_gate_decide(settings, "k1", first)
-    before = snapshot(weaviate_server, settings)
-    second = stage_batch(settings, "k2", en_pages)
-    report = load_gate_decide(settings, "k2", second)
-    assert report["passed"]
+    before, report = promote_a_replacement(settings, weaviate_server, en_pages, "k1", "k2")
     registry = DocumentRegistry(settings.document_registry_path)
     registry.start_batch("k2", "corpus_refresh")
     registry.finish_batch("k2", "promoted", {})
-    registry.record_document("doc-en", str(en_pages["doc-en"]), status="loaded", last_batch="k2")
 
     real_insert = store.insert_objects
 
