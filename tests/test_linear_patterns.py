@@ -23,12 +23,12 @@ from pipeline.extraction import pdf
 from pipeline.ocr import page as ocr_page
 from pipeline.publish import checks
 from pipeline.stages import chunk, structure
-from pipeline.text import cleaning, clauses, langid, regulations, sentences
+from pipeline.text import cleaning, clauses, garbage, langid, regulations, sentences
 
 # Modules whose patterns run on document text. Their patterns are module-level constants
 # (checked below), so the timing test sees all of them.
-TEXT_MODULES: tuple[ModuleType, ...] = (cleaning, langid, sentences, clauses, regulations, structure, chunk, pdf,
-                                        ocr_page, checks)
+TEXT_MODULES: tuple[ModuleType, ...] = (cleaning, garbage, langid, sentences, clauses, regulations, structure,
+                                        chunk, pdf, ocr_page, checks)
 LENGTHS = (16, 64, 256, 1024, 4096, 10_000)
 # A linear pattern costs a bounded number of steps per character, so its time over the trivial
 # scan's stays under a constant; quadratic ones reach ~n/10 at 10,000 characters, exponential

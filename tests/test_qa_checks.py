@@ -11,7 +11,7 @@ import pypdfium2
 import pytest
 
 from pipeline.publish.checks import Checker, short_text_script_agrees
-from pipeline.publish.garbage import is_ocr_garbage
+from pipeline.text.garbage import is_ocr_garbage
 from pipeline.contracts import ExtractedDocument, Page
 from pipeline.stages import EXTRACT, STRUCTURE, structure
 from pipeline.workspace import Workspace
@@ -19,7 +19,6 @@ from test_structure import golden_document
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROWS = json.loads((FIXTURES / "ocr_garbage.json").read_text(encoding="utf-8"))
-LANG_OF = {"en": "en", "de": "de", "es": "es"}
 
 
 def detection(split: str) -> tuple[float, float]:
@@ -27,8 +26,8 @@ def detection(split: str) -> tuple[float, float]:
     rows = [r for r in ROWS if r["split"] == split]
     garbage = [r for r in rows if r["garbage"]]
     readable = [r for r in rows if not r["garbage"]]
-    recall = sum(is_ocr_garbage(r["text"], r["lang"]) for r in garbage) / len(garbage)
-    false_alarms = sum(is_ocr_garbage(r["text"], r["lang"]) for r in readable) / max(1, len(readable))
+    recall = sum(is_ocr_garbage(r["text"], latin_text=True) for r in garbage) / len(garbage)
+    false_alarms = sum(is_ocr_garbage(r["text"], latin_text=True) for r in readable) / max(1, len(readable))
     return recall, false_alarms
 
 
@@ -45,7 +44,7 @@ def test_ocr_garbage_detector_leaves_real_text_lines_alone(sample_corpus):
         pdf = pypdfium2.PdfDocument(str(sample_corpus / lang / "maint-guide.pdf"))
         for page in pdf:
             lines += [(lang, line) for line in page.get_textpage().get_text_range().splitlines() if len(line.strip()) > 3]
-    flagged = [line for lang, line in lines if is_ocr_garbage(line, lang)]
+    flagged = [line for lang, line in lines if is_ocr_garbage(line, latin_text=True)]
     assert len(flagged) <= 0.01 * len(lines), flagged[:20]
 
 
@@ -131,7 +130,7 @@ def test_clause_label_must_agree_with_the_markers_on_a_real_regulation(settings,
 def test_real_chinese_text_layer_lines_are_not_ocr_garbage(line):
     """Lines of the Chinese maint-guide's text layer that once failed a bilingual batch: a
     CJK-heavy token with three capitals, man-page references glued by 、, wrapped tails."""
-    assert not is_ocr_garbage(line, "zh")
+    assert not is_ocr_garbage(line, latin_text=False)
 
 
 @pytest.mark.parametrize("line", [
@@ -140,8 +139,8 @@ def test_real_chinese_text_layer_lines_are_not_ocr_garbage(line):
 def test_contents_and_index_lines_of_real_manuals_are_not_ocr_garbage(line):
     """Lines of TeX manuals in the scale corpus (beamer's contents, xkeyval's index) that failed
     a batch at the QA gate: every dot of a leader counted as a letter fragment."""
-    assert not is_ocr_garbage(line, "en")
-    assert is_ocr_garbage("hee ot e re . . . . . 12", "en")  # fragments before a leader still are garbage
+    assert not is_ocr_garbage(line, latin_text=True)
+    assert is_ocr_garbage("hee ot e re . . . . . 12", latin_text=True)  # fragments before a leader still are garbage
 
 
 def test_code_in_a_text_layer_document_is_not_ocr_garbage(settings, tmp_path):

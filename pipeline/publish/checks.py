@@ -9,15 +9,13 @@ import numpy as np
 
 from pipeline.config import Settings
 from pipeline.contracts import CleanedDocument, ExtractedDocument, StructuredDocument
-from pipeline.publish.garbage import is_ocr_garbage
 from pipeline.stages import EXTRACT, LANGUAGE, STRUCTURE
 from pipeline.stores import vector_store
-from pipeline.text.cleaning import is_garbage
-from pipeline.text.langid import language_candidates
+from pipeline.text.garbage import is_ocr_garbage, is_symbol_soup
+from pipeline.text.langid import SCRIPTS, language_candidates
 from pipeline.workspace import Workspace
 
 Check = Callable[[dict[str, Any]], tuple[bool, str]]
-SCRIPTS = {"en": "latin", "de": "latin", "es": "latin", "zh": "han", "ja": "kana-han"}
 # A word of code or markup: TeX control sequences, identifiers with _ or @, braces and
 # operators, command-line options, calls, bare numbers (a listing's line numbers).
 CODE_WORD = re.compile(r"[\\@_{}=<>^~|$#;]|^-{1,2}\w|\w\(|^\d+$")
@@ -75,8 +73,9 @@ class Checker:
             return False, "empty text"
         lines = [line for line in text.splitlines() if line.strip()]
         ocr = self.read_by_ocr(obj["properties"])
-        bad = [line for line in lines if (ocr and is_ocr_garbage(line, lang))
-               or is_garbage(line, self.settings.cleaning.garbage_max_symbol_ratio)]
+        latin = SCRIPTS.get(lang) == "latin"
+        bad = [line for line in lines if (ocr and is_ocr_garbage(line, latin))
+               or is_symbol_soup(line, self.settings.cleaning.garbage_max_symbol_ratio)]
         ok = len(bad) <= max(1, len(lines) // 10)
         return ok, f"{len(bad)} of {len(lines)} line(s) garbage" + (f", e.g. {bad[0][:40]!r}" if bad else "")
 

@@ -1,5 +1,6 @@
-"""Cleaning extracted pages: running headers and footers, page numbers, watermarks and OCR
-garbage are removed, each removal recorded with its page, line, block position and reason.
+"""Cleaning extracted pages: running headers and footers, page numbers, watermarks and
+garbage (symbol soup anywhere; OCR garbage in OCRed lines, pipeline.text.garbage) are removed,
+each removal recorded with its page, line, block position and reason.
 
 A watermark is told by its rendering (pipeline.extraction.watermarks marks the text layer's
 blocks drawn turned, light, large, over the text); only in OCRed text, which has no rendering,
@@ -25,13 +26,14 @@ from collections import Counter, defaultdict
 from pipeline.config import Settings
 from pipeline.contracts import Block, ExtractedDocument, Page, RemovedSpan
 from pipeline.text.clauses import match_any
+from pipeline.text.garbage import is_ocr_garbage, is_symbol_soup
+from pipeline.text.langid import CJK, KANA
 
 FULLWIDTH_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789")
 SPACES = re.compile(r"\s+")
 DIGITS = re.compile(r"\d+")
 POSITION_TOLERANCE = 6.0  # points: a running line keeps its place on the page to within this
 HAN_NUMBER = re.compile(r"[〇零一二三四五六七八九十百千两兩]+")
-NUMERIC_ONLY = re.compile(r"[\d.,:;%()\-–/+]+")
 # Page-number lines in the five languages: "Page 3 of 10", "- 3 -", "Seite 3", "Página 3",
 # "第3页", "第 3 頁", "3 / 10", "p. 3", bare numbers, roman numerals.
 PAGE_NUMBER = re.compile(
@@ -72,15 +74,12 @@ def _in_edge_band(block: Block, page: Page, band: float) -> bool:
     return block.bbox[1] <= band * page.height or block.bbox[3] >= (1 - band) * page.height
 
 
-def is_garbage(line: str, max_symbol_ratio: float) -> bool:
-    stripped = line.replace(" ", "")
-    if not stripped:
-        return False
-    letters = sum(1 for ch in stripped if ch.isalpha())
-    if letters == 0:
-        return len(stripped) >= 3 and not NUMERIC_ONLY.fullmatch(stripped)
-    symbols = sum(1 for ch in stripped if not (ch.isalnum() or ch in ".,;:!?()[]\"'«»“”„-–—/%&§。、，．！？：；（）「」『』・ー〜"))
-    return symbols / len(stripped) > max_symbol_ratio
+def _latin_script(doc: ExtractedDocument) -> bool:
+    """Whether the document is written in Latin letters more than in Han and kana: OCR garbage
+    is judged before the language is known, and Han read off dust is garbage only there."""
+    text = "".join(page.text for page in doc.pages)
+    cjk = len(CJK.findall(text)) + len(KANA.findall(text))
+    return sum(ch.isascii() and ch.isalpha() for ch in text) > cjk
 
 
 PageLines = dict[int, list[tuple[str, Block, bool]]]  # page -> its lines (text, block, in the edge band)
@@ -132,6 +131,7 @@ def clean_pages(doc: ExtractedDocument, settings: Settings) -> tuple[list[tuple[
         return _repeated(pages_seen, n_pages, fraction, cfg.repeat_min_pages)
 
     running_heads = _running_heads(page_lines, cfg.repeat_min_fraction, cfg.repeat_min_pages)
+    latin = _latin_script(doc)
 
     removed: list[RemovedSpan] = []
     kept_pages: list[tuple[int, list[KeptBlock]]] = []
@@ -162,8 +162,9 @@ def clean_pages(doc: ExtractedDocument, settings: Settings) -> tuple[list[tuple[
                 elif block.method != "text_layer" and repeated(any_pages[key], max(cfg.repeat_min_fraction, 0.8)) \
                         and len(key) < 80:
                     reason = "watermark"  # OCRed text has no rendering to tell: the same short line mid-page
-                elif is_garbage(line, cfg.garbage_max_symbol_ratio):
-                    reason = "ocr_garbage"
+                elif is_symbol_soup(line, cfg.garbage_max_symbol_ratio) or \
+                        ((block.method or page.method) == "ocr" and is_ocr_garbage(line, latin)):
+                    reason = "ocr_garbage"  # OCR garbage: specks, figures and formulas read as lines
                 if reason:
                     removed.append(RemovedSpan(page_no=page.page_no, text=line, reason=reason,  # type: ignore[arg-type]
                                                line_no=line_no, bbox=block.bbox))

@@ -11,6 +11,8 @@ from functools import lru_cache
 from pipeline.config import Settings
 
 KANA = re.compile(r"[\u3040-\u30ff]")
+# The script each configurable language is written in.
+SCRIPTS = {"en": "latin", "de": "latin", "es": "latin", "zh": "han", "ja": "kana-han"}
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # Latin acronyms inside CJK/Spanish text (GDPR, SCT Inst) must not flip the language.
 ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{1,}(?:\s+[A-Z][a-z]+)?\b")
