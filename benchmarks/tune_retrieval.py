@@ -7,10 +7,12 @@ hybrid hit@5 per query language, the lowest language, MRR@10, and vector-only fo
 reference. The best setting: the highest lowest-language hit@5, then MRR@10. Then the
 translation-group similarity (best F1 of the translations listed under a hit: precision =
 same section, recall = of that section's other-language passages among the candidates) and
-the no-answer model (pipeline/retrieval/refusal.py): fitted on the dev queries, its bar the
-highest that costs at most five points of the answerable queries' hit@5.
+the no-answer model (pipeline/retrieval/refusal.py): fitted on the dev split's answerable
+queries and its ``absent`` traps (their answer is in no passage), its bar the highest that
+costs at most five points of the answerable queries' hit@5; the ``on_topic`` traps (sections
+cut from the pool, often answered by a look-alike) are only reported at that bar.
 
-    .venv/bin/python benchmarks/tune_retrieval.py [--embedder NAME ...]
+    .venv/bin/python benchmarks/tune_retrieval.py [--embedder NAME ...] [--no-answer-only]
 """
 
 from __future__ import annotations
@@ -29,16 +31,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pipeline.config import get_settings
 from pipeline.embedding.embedders import get_embedder
 from pipeline.retrieval.evaluation import (
+    ON_TOPIC,
     QueryRun,
     encode_cached,
     golden_path,
     leg,
     load_pool,
     section_rank,
+    trap_kind,
 )
 from pipeline.retrieval.fusion import FusionParams
 from pipeline.retrieval.refusal import NoAnswerModel, features, fit
-from pipeline.retrieval.retriever import Retriever
+from pipeline.retrieval.retriever import Retriever, fusion_params
 from pipeline.stores import vector_store
 
 WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
@@ -83,17 +87,21 @@ def group_quality(retriever: Retriever, runs: list[QueryRun], params: FusionPara
 
 
 def no_answer_rows(retriever: Retriever, runs: list[QueryRun], params: FusionParams,
-                   ) -> list[tuple[dict[str, float], bool, bool]]:
-    """Per dev query: the no-answer model's features, whether it has an answer in the pool,
-    and whether the hybrid retriever finds it in the top five."""
-    rows = []
+                   ) -> tuple[list[tuple[dict[str, float], bool, bool]], list[dict[str, float]]]:
+    """Per dev query but the on-topic traps: the no-answer model's features, whether it has
+    an answer in the pool, and whether the hybrid retriever finds it in the top five; and
+    the on-topic traps' features apart."""
+    rows, on_topic = [], []
     for run in runs:
         groups = retriever.rank([*run.candidates], run.query_lang, params)
         tokenization = retriever.settings.languages[run.query_lang].tokenization
+        values = features(run.query["text"], run.query_lang, tokenization, groups, run.candidates)
         relevant = run.query["relevant"]
-        rows.append((features(run.query["text"], run.query_lang, tokenization, groups, run.candidates),
-                     relevant is not None, relevant is not None and section_rank(groups, relevant) < 5))
-    return rows
+        if trap_kind(run.query) == ON_TOPIC:
+            on_topic.append(values)
+        else:
+            rows.append((values, relevant is not None, relevant is not None and section_rank(groups, relevant) < 5))
+    return rows, on_topic
 
 
 def refusal_curve(scores: np.ndarray, answerable: np.ndarray, correct: np.ndarray, bars: np.ndarray,
@@ -103,10 +111,12 @@ def refusal_curve(scores: np.ndarray, answerable: np.ndarray, correct: np.ndarra
             for bar in bars]
 
 
-def choose_no_answer(rows: list[tuple[dict[str, float], bool, bool]], max_loss: float = 0.05) -> dict:
+def choose_no_answer(rows: list[tuple[dict[str, float], bool, bool]], on_topic: list[dict[str, float]],
+                     max_loss: float = 0.05) -> dict:
     """Fit the no-answer model on the dev rows; its bar: the highest that costs at most
     ``max_loss`` of the answerable queries' hit@5. Prints the model's curve and, for
-    comparison, the curve of a bar on the best hit's vector similarity alone."""
+    comparison, the curve of a bar on the best hit's vector similarity alone; reports the
+    on-topic traps refused at the chosen bar."""
     answerable = np.array([a for _, a, _ in rows])
     correct = np.array([c for _, _, c in rows])
     weights, bias = fit([f for f, _, _ in rows], answerable)
@@ -126,14 +136,18 @@ def choose_no_answer(rows: list[tuple[dict[str, float], bool, bool]], max_loss: 
                                                              np.round(np.arange(0.1, 0.65, 0.05), 2)))):
         print(f"  {label}: " + "; ".join(f"{b:.2f}: refused {r:.3f} served {s:.3f}" for b, r, s in points))
     refused, served = next((r, s) for b, r, s in curve if b == chosen)
+    on_topic_refused = float(np.mean([model.probability(f) < chosen for f in on_topic])) if on_topic else None
     return {"weights": weights, "bias": bias, "below": chosen, "dev_traps_refused": round(refused, 4),
-            "dev_served_hit5": round(served, 4)}
+            "dev_served_hit5": round(served, 4),
+            "dev_on_topic_refused": None if on_topic_refused is None else round(on_topic_refused, 4)}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--embedder", action="append")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--no-answer-only", action="store_true",
+                        help="keep the configured fusion and group settings; fit the no-answer model alone")
     args = parser.parse_args()
     settings = get_settings()
     path = golden_path(settings)
@@ -146,6 +160,14 @@ def main() -> int:
             embedder = get_embedder(name, settings.embedding.batch_size)
             retriever = Retriever(settings, client, load_pool(client, settings, data, sha256, embedder), name)
             vectors = encode_cached(settings, embedder, [q["text"] for q in queries], query=True)
+            if args.no_answer_only:
+                configured = settings.retrieval.lexical_min_match
+                params = fusion_params(settings)
+                runs = dev_runs(retriever, queries, vectors, configured)
+                report[name] = {"no_answer": choose_no_answer(*no_answer_rows(retriever, runs, params)),
+                                "dev": figures(retriever, runs, params, "hybrid")}
+                print(f"  chosen: {report[name]}")
+                continue
             runs = {m: dev_runs(retriever, queries, vectors, m) for m in MIN_MATCH}
             base = FusionParams(0.0, 1, settings.retrieval.group_similarity)
             print(f"\n{name}: vector only {figures(retriever, runs[1], base, 'vector')}")
@@ -168,7 +190,7 @@ def main() -> int:
             params = FusionParams(weight, offset, group)
             report[name] = {"lexical_weight": weight, "lexical_rank_offset": offset, "lexical_min_match": m,
                             "group_similarity": group,
-                            "no_answer": choose_no_answer(no_answer_rows(retriever, runs[m], params)),
+                            "no_answer": choose_no_answer(*no_answer_rows(retriever, runs[m], params)),
                             "dev": figures(retriever, runs[m], params, "hybrid")}
             print(f"  chosen: {report[name]}")
     if args.out:

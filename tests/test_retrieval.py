@@ -70,7 +70,7 @@ def test_minimum_match_is_capped_by_the_query():
 
 
 def test_golden_set_is_pinned_split_and_keeps_traps_out_of_the_pool(settings):
-    from pipeline.retrieval.evaluation import golden_path
+    from pipeline.retrieval.evaluation import ABSENT, ON_TOPIC, golden_path, trap_kind
 
     path = golden_path(settings)
     assert hashlib.sha256(path.read_bytes()).hexdigest() == settings.retrieval.golden_sha256
@@ -89,6 +89,12 @@ def test_golden_set_is_pinned_split_and_keeps_traps_out_of_the_pool(settings):
         assert {q["lang"] for q in chosen} == set(settings.languages)
         assert {q["type"] for q in chosen} == {"heading", "first_sentence"}
         assert sum(q["relevant"] is None for q in chosen) >= 50 and sum(q["acronym"] for q in chosen) >= 50
+        # traps whose answer is in no passage, in every query language, as headings and first sentences
+        absent = [q for q in chosen if trap_kind(q) == ABSENT]
+        assert {q["lang"] for q in absent} == set(settings.languages)
+        assert {q["type"] for q in absent} == {"heading", "first_sentence"}
+        assert all(q["id"].startswith("maint-guide/") for q in absent)  # another document, not cut from the pool
+        assert sum(trap_kind(q) == ON_TOPIC for q in chosen) >= 50
 
 
 def test_collection_made_before_the_lexical_leg_is_migrated_and_backfilled(settings, weaviate_server):
@@ -195,17 +201,20 @@ def test_e5_encodes_a_question_unlike_the_same_text_as_a_passage():
 
 def test_eval_on_a_small_set_reports_every_view_and_refuses_a_missing_first_sentence(settings, weaviate_server,
                                                                                      tmp_path):
-    """Twelve sections in five languages, their dev queries and six traps, through rosetta
+    """Twelve sections in five languages, their dev queries and nine traps, through rosetta
     eval's code against the real Weaviate: a first sentence stands verbatim in its passage,
     so the hybrid retriever puts it first in every language; a trap's first sentence is
-    missing from the pool, and the no-answer decision refuses it."""
+    missing from the pool, and the no-answer decision refuses it; on-topic traps are
+    counted apart from the bar's."""
     from pipeline.cli.retrieval import bars
-    from pipeline.retrieval.evaluation import evaluate_retrieval, golden_path
+    from pipeline.retrieval.evaluation import ABSENT, ON_TOPIC, evaluate_retrieval, golden_path, trap_kind
 
     golden = json.loads(golden_path(settings).read_text(encoding="utf-8"))
     sections = sorted({p["section"] for p in golden["passages"]})[:12]
-    traps = [q for q in golden["queries"] if q["relevant"] is None and q["split"] == "dev"
-             and q["type"] == "first_sentence" and len(q["text"]) > 60][:6]
+    dev_first_sentences = [q for q in golden["queries"] if q["split"] == "dev" and q["type"] == "first_sentence"
+                           and len(q["text"]) > 60]
+    traps = ([q for q in dev_first_sentences if trap_kind(q) == ABSENT][:6]
+             + [q for q in dev_first_sentences if trap_kind(q) == ON_TOPIC][:3])
     small = {**golden, "passages": [p for p in golden["passages"] if p["section"] in sections],
              "queries": [q for q in golden["queries"] if q["relevant"] in sections and q["split"] == "dev"] + traps}
     path = tmp_path / "small.json"
@@ -215,9 +224,18 @@ def test_eval_on_a_small_set_reports_every_view_and_refuses_a_missing_first_sent
     assert figures["hybrid"]["type:first_sentence"]["hit1"] == 1.0
     assert figures["hybrid"]["type:first_sentence"]["served_hit5"] == 1.0
     assert figures["hybrid"]["all"]["no_answer_refused"] >= 0.5
+    assert figures["hybrid"]["all"]["on_topic_refused"] is not None
     assert {"de", "es", "ja", "zh", "type:heading", "same language, type:first_sentence"} <= set(figures["cross_lingual"])
     assert set(bars(figures)) == {"hybrid hit@5 >= 0.92 in every query language", "hybrid never below vector-only",
                                   "no-answer traps refused >= 90 %", "cross-lingual mean hit@5 >= 0.90, none below 0.85"}
+
+
+def test_a_trap_of_a_set_built_before_trap_kinds_is_on_topic():
+    from pipeline.retrieval.evaluation import ABSENT, ON_TOPIC, trap_kind
+
+    assert trap_kind({"relevant": "ch06s03#di-partition"}) is None
+    assert trap_kind({"relevant": None}) == ON_TOPIC  # install-guide-v1.json: every trap cut from the pool
+    assert trap_kind({"relevant": None, "trap": ABSENT}) == ABSENT
 
 
 def test_cross_lingual_bar_reads_the_query_languages_only():

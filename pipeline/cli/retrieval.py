@@ -42,7 +42,8 @@ def _row(name: str, figures: dict[str, Any]) -> dict[str, Any]:
 
     return {"name": name, "n": figures.get("queries", 0), "hit1": cell(figures.get("hit1")),
             "hit5": cell(figures.get("hit5")), "mrr10": cell(figures.get("mrr10")),
-            "served": cell(figures.get("served_hit5")), "refused": cell(figures.get("no_answer_refused"))}
+            "served": cell(figures.get("served_hit5")), "refused": cell(figures.get("no_answer_refused")),
+            "on_topic": cell(figures.get("on_topic_refused"))}
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -64,7 +65,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"golden set {result['golden_set']} (sha256 {result['golden_sha256'][:12]}), split {result['split']}: "
               f"{result['queries']} queries, {result['passages']} passages in five languages")
         columns = [("name", "queries"), ("n", "n"), ("hit1", "hit@1"), ("hit5", "hit@5"), ("mrr10", "MRR@10"),
-                   ("served", "hit@5 past the bar"), ("refused", "no-answer refused")]
+                   ("served", "hit@5 past the bar"), ("refused", "traps refused (absent)"),
+                   ("on_topic", "on-topic traps refused")]
         for embedder, figures in result["embedders"].items():
             print(f"\nembedder {embedder}: {figures['ms_per_query']['mean']} ms per query "
                   f"(p95 {figures['ms_per_query']['p95']}), query language detected right "

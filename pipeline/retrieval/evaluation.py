@@ -7,7 +7,9 @@ with a shared acronym): hit@1, hit@5 and MRR@10 of the vector leg alone and of t
 retriever (a hit: the passage shown belongs to the query's section; translations collapsed
 into one hit count once), the share of answerable queries the no-answer model lets through
 (``served``: hit@5 counting a refused answerable query as a miss), the share of no-answer
-traps refused, the time per query, and cross-lingual retrieval of the raw embedder
+traps refused (``absent`` traps, whose answer is in no passage: the bar; ``on_topic`` traps,
+sections cut from the pool that a look-alike section may still answer: reported apart), the
+time per query, and cross-lingual retrieval of the raw embedder
 vectors: de/es/zh/ja queries against the English passages alone (what ``rosetta embed``
 vectors give a caller who searches by vector).
 """
@@ -39,6 +41,13 @@ from pipeline.stores import vector_store
 
 MODES = ("vector", "hybrid")
 QUERY_TYPES = ("heading", "first_sentence")
+ABSENT, ON_TOPIC = "absent", "on_topic"  # a trap's kind (scripts/build_retrieval_golden.py)
+
+
+def trap_kind(query: dict[str, Any]) -> str | None:
+    """None for an answerable query; sets built before the kinds (install-guide-v1.json) cut
+    every trap from the pool, so a trap without one is on topic."""
+    return None if query["relevant"] is not None else query.get("trap", ON_TOPIC)
 
 
 @dataclass
@@ -149,7 +158,7 @@ def score_runs(runs: list[QueryRun], retriever: Retriever, params: FusionParams,
     for mode in MODES:
         ranks: dict[str, list[int]] = defaultdict(list)
         served: dict[str, list[bool]] = defaultdict(list)
-        refused: dict[str, list[bool]] = defaultdict(list)
+        refused: dict[tuple[str, str], list[bool]] = defaultdict(list)
         for run in runs:
             candidates = leg(run.candidates, mode)
             groups = retriever.rank(candidates, run.query_lang, params)
@@ -157,14 +166,18 @@ def score_runs(runs: list[QueryRun], retriever: Retriever, params: FusionParams,
             q = run.query
             keys = ["all", f"lang:{q['lang']}", f"type:{q['type']}"] + (["type:acronym"] if q["acronym"] else [])
             for key in keys:
-                if q["relevant"] is None:
-                    refused[key].append(not answered)
+                if trap_kind(q):
+                    refused[(trap_kind(q), key)].append(not answered)
                 else:
                     ranks[key].append(section_rank(groups, q["relevant"]))
                     served[key].append(answered)
-        out[mode] = {key: {**metrics(ranks[key], served[key]),
-                           "no_answer_refused": round(float(np.mean(refused[key])), 4) if refused[key] else None}
-                     for key in sorted(set(ranks) | set(refused))}
+
+        def share(kind: str, key: str) -> float | None:
+            return round(float(np.mean(refused[(kind, key)])), 4) if refused[(kind, key)] else None
+
+        out[mode] = {key: {**metrics(ranks[key], served[key]), "no_answer_refused": share(ABSENT, key),
+                           "on_topic_refused": share(ON_TOPIC, key)}
+                     for key in sorted(set(ranks) | {key for _, key in refused})}
     return out
 
 
