@@ -95,6 +95,13 @@ def test_golden_set_is_pinned_split_and_keeps_traps_out_of_the_pool(settings):
         assert {q["type"] for q in absent} == {"heading", "first_sentence"}
         assert all(q["id"].startswith("maint-guide/") for q in absent)  # another document, not cut from the pool
         assert sum(trap_kind(q) == ON_TOPIC for q in chosen) >= 50
+    # the first version stays as the regression check: same pool, same answerable queries, its traps on topic
+    first = json.loads((path.parent / "install-guide-v1.json").read_text(encoding="utf-8"))
+    assert first["passages"] == data["passages"]
+    assert ({q["id"] for q in first["queries"] if q["relevant"]}
+            == {q["id"] for q in data["queries"] if q["relevant"]})
+    assert ({q["id"] for q in first["queries"] if trap_kind(q) == ON_TOPIC}
+            == {q["id"] for q in data["queries"] if trap_kind(q) == ON_TOPIC})
 
 
 def test_collection_made_before_the_lexical_leg_is_migrated_and_backfilled(settings, weaviate_server):
