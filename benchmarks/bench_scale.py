@@ -15,7 +15,9 @@ grow as they would. Per batch it prints and appends to ``--out`` (JSON lines):
 - the batch workspace's size, the data root's parts (Weaviate, registry, MLflow), and the
   run's XComs in the Airflow DB (count, total and largest value, per task).
 
-``--resume`` skips the batches already in ``--out``. Times are printed, never asserted.
+``--resume`` skips the batches already in ``--out``; ``--batches 5,8`` runs only those batches
+of the same plan (e.g. again, after a fix, the ones the QA gate rolled back). Times are printed,
+never asserted.
 
     .venv/bin/python scripts/fetch_robustness_corpus.py --manifest scripts/scale_corpus.json --target samples/scale
     nice -n 10 .venv/bin/python benchmarks/bench_scale.py --pages 1000 --work /tmp/scale --out /tmp/scale.jsonl
@@ -175,13 +177,16 @@ def main() -> int:
     parser.add_argument("--work", type=Path, required=True, help="data root, Airflow DB and logs of the run")
     parser.add_argument("--out", type=Path, required=True, help="one JSON line per batch")
     parser.add_argument("--resume", action="store_true", help="skip the batches already in --out")
+    parser.add_argument("--batches", type=lambda v: {int(n) for n in v.split(",")},
+                        help="run only these batch numbers of the plan, e.g. 5,8")
     args = parser.parse_args()
     plan = batches(corpus_files(args.manifest, args.corpus.resolve(), args.pages), args.batch_pages)
     missing = [str(f) for b in plan for f, _ in b if not f.exists()]
     if missing:
         raise SystemExit(f"{len(missing)} corpus file(s) missing, e.g. {missing[0]}: run "
                          "scripts/fetch_robustness_corpus.py --manifest scripts/scale_corpus.json --target samples/scale")
-    done = len(args.out.read_text().splitlines()) if args.resume and args.out.exists() else 0
+    done = {json.loads(line)["batch"] for line in args.out.read_text().splitlines() if line.strip()} \
+        if args.resume and args.out.exists() else set()
     if not args.resume:
         args.out.write_text("")
     work = args.work.resolve()
@@ -194,7 +199,7 @@ def main() -> int:
     total_pages = sum(p for b in plan for _, p in b)
     print(f"{total_pages} pages in {sum(map(len, plan))} files, {len(plan)} batch(es); work folder {work}", flush=True)
     for number, batch in enumerate(plan):
-        if number < done:
+        if number in done or (args.batches is not None and number not in args.batches):
             continue
         pages = sum(p for _, p in batch)
         result = {"batch": number, "pages": pages, **run_batch([f for f, _ in batch], work, env)}
