@@ -22,8 +22,10 @@ query vectors (and, where it says so, the English passages too):
 
 Means and anchor maps come from the anchor set's training split (anchors.version). Every
 variant is scored on the dev split (where a choice would be made) and on the test split.
+``--passage-headings`` encodes each English passage with its heading glued in front, as the
+chunk stage glues a heading to its first sentence (the set keeps it out of the text).
 
-    .venv/bin/python benchmarks/bench_alignment_maps.py [--out figures.json]
+    .venv/bin/python benchmarks/bench_alignment_maps.py [--passage-headings] [--out figures.json]
 """
 
 from __future__ import annotations
@@ -78,6 +80,8 @@ def hit5(queries: dict[str, tuple[list[dict], np.ndarray]], passages: np.ndarray
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--passage-headings", action="store_true",
+                        help="encode each English passage with its heading in front, as a chunk starts")
     args = parser.parse_args()
     settings = get_settings()
     reference = settings.reference_language
@@ -85,7 +89,8 @@ def main() -> int:
     golden = json.loads(golden_path(settings).read_text(encoding="utf-8"))
     english = [p for p in golden["passages"] if p["lang"] == reference]
     index = {p["section"]: i for i, p in enumerate(english)}
-    passages = encode_cached(settings, embedder, [p["text"] for p in english])
+    passages = encode_cached(settings, embedder, [f"{p['heading']}\n\n{p['text']}" if args.passage_headings
+                                                  else p["text"] for p in english])
     langs = [lang for lang in settings.languages if lang != reference]
 
     anchors = load_anchor_set(settings, None)
