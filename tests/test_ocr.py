@@ -12,6 +12,7 @@ import numpy as np
 import pypdfium2 as pdfium
 import pytest
 import scan_pages
+from PIL import Image, ImageDraw
 
 from pipeline.config import ExtractionConfig
 from pipeline.ocr import columns, engines, geometry, layout, noise, page
@@ -102,6 +103,9 @@ MERGE_CASES = [
      "通常在自動編譯程序時使用 make(1) 程序，接着執行"),
     ("s(DESTDIR)usrbin#Wheretoput", "$(DESTDIR)/usr/bin#Wheretoput", "$(DESTDIR)/usr/bin # Where to put"),
     ("commandsonimakeinstalli?BIN=", "commandson'makeinstalLlL'?BINU", "commands on 'make install'? BIN ="),
+    # PP-OCR's full-width digits against Tesseract's ASCII ones: aligned, not replaced by =
+    ("sddif=／devzerｏof５kb’filebs＝1kcount５", "$ddif=/dev/zeroof=5kb.filebs=1kcount=5",
+     "$ dd if=/dev/zero of=5kb.file bs=1k count=5"),
 ]
 
 
@@ -143,6 +147,23 @@ def test_stray_specks_go_and_the_dots_of_text_stay():
     text = ink(clean) & (stats[labels, cv2.CC_STAT_AREA] >= 9)  # not the fixture's own 1-px dust
     painted = text & (cleaned == 255)  # commas, periods, i-dots, umlauts, quotes: none painted out
     assert np.count_nonzero(painted) == 0
+
+
+def turned_column(text: str) -> np.ndarray:
+    """A vertical zh-cn column (14 pt sans, 300 dpi) turned as line_crop turns columns."""
+    font = scan_pages.font_for(scan_pages.PageSpec("zh-cn", "vertical", 14, "sans"))
+    column = Image.new("L", (font.size + 40, font.size * len(text) + 40), 255)
+    for i, glyph in enumerate(text):
+        ImageDraw.Draw(column).text((20, 20 + i * font.size), glyph, font=font, fill=0)
+    return cv2.cvtColor(np.ascontiguousarray(np.rot90(np.asarray(column))), cv2.COLOR_GRAY2BGR)
+
+
+def test_a_short_column_read_beside_a_full_one_is_read_as_it_is_alone():
+    # in one batch, the short crop was padded to the full one's length and read 哥。 (0.68)
+    full = "这与实际安装的系统所使用的提示符很有可能会不同" * 2
+    reads = engines.recognise([turned_column("单词。"), turned_column(full)])
+    assert [text for text, _ in reads] == ["单词。", full]
+    assert min(score for _, score in reads) > 0.99
 
 
 def test_uneven_paper_and_skew_keep_the_lines():

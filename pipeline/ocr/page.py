@@ -98,16 +98,16 @@ def merge_reads(turned: str, upright: str) -> str:
     """One vertical Chinese column from PP-OCR's read (``turned``: the column turned into a
     line) and Tesseract ``chi_*_vert``'s (``upright``).
 
-    Where the reads differ (aligned ignoring case): Han and CJK punctuation from PP-OCR,
-    which reads them better; Latin letters and digits from PP-OCR (Tesseract turns l
+    Where the reads differ (aligned ignoring case and width: ５ is 5): Han and CJK
+    punctuation from PP-OCR, which reads them better; Latin letters and digits from PP-OCR (Tesseract turns l
     into L, doubles letters and adds some after symbols); symbols from Tesseract, which
     sees them upright (PP-OCR drops ／ and ＿ and reads ＄ as s, ＇ as i, ： as .), in
     place of whatever PP-OCR read there. A 1 or 0 that PP-OCR read after a lower-case
     letter where Tesseract read l, I, o or O is the letter (turned, l and 1 look alike:
     "she11").
     """
-    def folded(text: str) -> list[str]:
-        return [c.lower() if len(c.lower()) == 1 else c for c in text]
+    def folded(text: str) -> list[str]:  # full-width and ASCII forms align (５ with 5)
+        return [f if len(f := _nfkc(c).lower()) == 1 else c for c in text]
 
     out = []
     matcher = difflib.SequenceMatcher(None, folded(turned), folded(upright), autojunk=False)
