@@ -19,6 +19,7 @@ from pipeline.ocr import columns, engines, geometry, layout, noise, page
 from pipeline.ocr.engines import OcrEngineError
 
 KINDS = Path(__file__).parent / "fixtures" / "kinds"
+IMAGES = Path(__file__).parent / "fixtures" / "images"
 
 
 def gray(name: str) -> np.ndarray:
@@ -147,6 +148,17 @@ def test_stray_specks_go_and_the_dots_of_text_stay():
     text = ink(clean) & (stats[labels, cv2.CC_STAT_AREA] >= 9)  # not the fixture's own 1-px dust
     painted = text & (cleaned == 255)  # commas, periods, i-dots, umlauts, quotes: none painted out
     assert np.count_nonzero(painted) == 0
+
+
+def test_lines_read_from_formulas_are_rejected_and_the_prose_is_kept():
+    """A page like the TeX manuals' figure pages (scripts/make_formula_page_fixture.py):
+    prose, then two lines of display formulas, then prose."""
+    formulas = cv2.imread(str(IMAGES / "formula-page.png"), cv2.IMREAD_GRAYSCALE)
+    prose = (IMAGES / "formula-page.txt").read_text(encoding="utf-8")
+    result = page.ocr_page(formulas, {})
+    assert len(result.rejected) == 2  # both formula lines, each scored under the bar
+    assert all(score < page.MIN_LINE_SCORE for _, score in result.rejected)
+    assert scan_pages.cer(prose, "\n".join(b.text for b in result.blocks)) <= 1.0  # no junk line between
 
 
 def turned_column(text: str) -> np.ndarray:

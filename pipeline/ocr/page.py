@@ -60,6 +60,13 @@ SAMPLE_LINES = 4
 # Two reads of a vertical Chinese column are merged only when they agree on this share
 # of their characters (difflib ratio): less means one of them misread the column.
 MERGE_MIN_AGREEMENT = 0.6
+# A line (column) candidate PP-OCR reads with a lower recognition score (the mean of its
+# characters' probabilities) is not text: on the degradation suite's tuning pages (clean;
+# dust, fax, JPEG at mild and moderate) no horizontal line scored under 0.88 and no zh-cn
+# column under 0.73, while the lines read from the drawings of texlive-science-doc's
+# figure pages (diagrams, formulas, chemistry) scored 0.11-0.72, most under 0.65
+# ('=(a++1 we cpend', '(x,)=( ))()= i+ )', a lone '1').
+MIN_LINE_SCORE = 0.65
 
 
 @dataclass(frozen=True)
@@ -76,6 +83,7 @@ class PageOcr:
     direction: Direction
     rotation: int  # degrees clockwise the page was turned to read it: 0, 90, 180, 270
     engines: list[str] = field(default_factory=list)
+    rejected: list[tuple[str, float]] = field(default_factory=list)  # reads under MIN_LINE_SCORE, with it
 
 
 def looks_japanese(text: str) -> bool:
@@ -268,26 +276,35 @@ def ocr_page(gray: np.ndarray, vertical_models: dict[str, str], rec: Recogniser 
         for x0, y0, x1, y1 in regions:
             main[y0:y1, x0:x1] = 255
         lines = layout(main, direction)
-    reads = [(_read(page, lines, direction, script, vertical_models, rec), direction)]
+    read, rejected = _read(page, lines, direction, script, vertical_models, rec)
+    reads = [(read, direction)]
     other = other_direction(direction)
     for number, (x0, y0, x1, y1) in enumerate(regions, start=1):
         inside = layout(np.ascontiguousarray(page[y0:y1, x0:x1]), other)
         placed = [Line(box=(l.box[0] + x0, l.box[1] + y0, l.box[2] + x0, l.box[3] + y0),
                        frame=1000 * number + l.frame, starts_paragraph=l.starts_paragraph) for l in inside]
-        if placed:
-            reads.append((_read(page, placed, other, script, vertical_models, rec), other))
+        read, island_rejected = _read(page, placed, other, script, vertical_models, rec)
+        rejected += island_rejected
+        if read[0]:
+            reads.append((read, other))
+    if rejected:
+        log.debug("%d line candidate(s) under recognition score %.2f rejected: %s", len(rejected), MIN_LINE_SCORE,
+                  "; ".join(f"{text!r} {score:.2f}" for text, score in rejected))
     lines, texts, engines, directions = _in_reading_order(reads)
     blocks = _blocks(lines, texts, engines, directions, rotation, shape)
     used = [name for line_engines in engines for name in line_engines.split(" + ")]
-    return PageOcr(blocks=blocks, direction=direction, rotation=rotation, engines=list(dict.fromkeys(used)))
+    return PageOcr(blocks=blocks, direction=direction, rotation=rotation, engines=list(dict.fromkeys(used)),
+                   rejected=rejected)
 
 
 Read = tuple[list[Line], list[str], list[str]]  # lines, their texts, their engines
 
 
 def _read(page: np.ndarray, lines: list[Line], direction: Direction, script: str | None,
-          vertical_models: dict[str, str], rec: Recogniser) -> Read:
-    """Text of the lines (or columns) of one direction, by the engine for the script."""
+          vertical_models: dict[str, str], rec: Recogniser) -> tuple[Read, list[tuple[str, float]]]:
+    """Text of the lines (or columns) of one direction, by the engine for the script, and
+    the reads of the line candidates PP-OCR scored under MIN_LINE_SCORE, which are left out
+    (Tesseract's reads of vertical Japanese carry no score and are all kept)."""
     if script == "ja" and direction == "vertical" and "ja" in vertical_models:
         engines = [_tesseract_engine(vertical_models["ja"])] * len(lines)
         reads, unsplit = _vertical_tiers(page, lines, vertical_models["ja"])
@@ -296,8 +313,11 @@ def _read(page: np.ndarray, lines: list[Line], direction: Direction, script: str
         # a tier whose columns Tesseract merged or split is one paragraph
         lines = [Line(box=l.box, frame=l.frame, starts_paragraph=False) if l.frame in unsplit and i not in reads
                  else l for i, l in enumerate(lines)]
-        return lines, texts, engines
-    texts = [t for t, _ in rec.read([line_crop(page, l.box, direction) for l in lines])]
+        return (lines, texts, engines), []
+    results = rec.read([line_crop(page, l.box, direction) for l in lines])
+    rejected = [(text, score) for text, score in results if score < MIN_LINE_SCORE and text.strip()]
+    lines = [line for line, (_, score) in zip(lines, results) if score >= MIN_LINE_SCORE]
+    texts = [text for text, score in results if score >= MIN_LINE_SCORE]
     engines = [rec.name] * len(lines)
     if script == "zh" and direction == "vertical" and "zh" in vertical_models:
         texts, engines = _merge_vertical_chinese(page, lines, texts, engines, vertical_models)
@@ -307,7 +327,7 @@ def _read(page: np.ndarray, lines: list[Line], direction: Direction, script: str
             texts = [t.translate(SIMPLIFIED_QUOTES) for t in texts]
         if script == "zh":
             texts = [columns.quote_direction(t) for t in texts]
-    return lines, texts, engines
+    return (lines, texts, engines), rejected
 
 
 def _kana_and_hyphens(page: np.ndarray, lines: list[Line], texts: list[str], unsplit: set[int]) -> list[str]:
