@@ -11,6 +11,7 @@ import degrade_pages
 import numpy as np
 import pypdfium2 as pdfium
 import pytest
+import render_scans
 import scan_pages
 from PIL import Image, ImageDraw
 
@@ -176,6 +177,25 @@ def test_a_short_column_read_beside_a_full_one_is_read_as_it_is_alone():
     reads = engines.recognise([turned_column("单词。"), turned_column(full)])
     assert [text for text, _ in reads] == ["单词。", full]
     assert min(score for _, score in reads) > 0.99
+
+
+LISTING = ("$ touch foo bar $ chmod u=rw,go=r foo $ chmod 644 bar $ ls -l foo bar "
+           "-rw-r--r-- 1 penguin penguin 17 Oct 16 21:39 bar -rw-r--r-- 1 penguin penguin 12 Oct 16 21:35 foo "
+           "$ chmod 755 foo $ ls -l foo -rwxr-xr-x 1 penguin penguin 12 Oct 16 21:35 foo")
+SHORT_PROSE = ["这种数字模式使用八进制数来描述文件权限。", "什么权限将应用到新建文件受限制。", "一些著名的组允许其成员访问某些文件。",
+               "这些命令的输出显示了文件的权限。", "新建文件的权限由内置命令决定。", "系统上的真实值可能有所不同。",
+               "参考下一节自定义时间和日期的显示。", "每个用户都有自己的主目录。"]
+
+
+def test_a_vertical_chinese_page_whose_longest_columns_are_code_is_read_as_chinese():
+    # the orientation sample (the four longest columns) holds no Han here
+    spec = scan_pages.PageSpec("zh-cn", "vertical", 12, "serif", page_px=(1900, 1300), margin_px=60)
+    image, used = scan_pages.fill_page([LISTING] + SHORT_PROSE, spec)
+    assert used == [LISTING] + SHORT_PROSE
+    scan = np.asarray(render_scans.scan_effects(image, 7), dtype=np.uint8)
+    result = page.ocr_page(scan, {"zh": "chi_sim_vert", "zh-Hant": "chi_tra_vert"})
+    assert any(engine.endswith("chi_sim_vert:psm5") for engine in result.engines)  # the Chinese route, merged
+    assert scan_pages.cer("\n".join(used), "\n".join(b.text for b in result.blocks)) <= 2.0  # 3.1 % without it
 
 
 def test_uneven_paper_and_skew_keep_the_lines():
