@@ -291,3 +291,19 @@ def test_paddleocr_engine_reads_the_lines_rapidocr_reads():
     crops = [layout.line_crop(page, line.box, "horizontal") for line in layout.layout(page, "horizontal")]
     truth = (KINDS / "de-horizontal.txt").read_text(encoding="utf-8")
     assert scan_pages.cer(truth, "\n".join(t for t, _ in rec.read(crops))) < 1.5
+
+
+def test_a_tier_tesseract_reads_with_a_column_split_is_read_again_in_halves(monkeypatch):
+    truth = ["列一", "列二", "ls -l foo", "列四", "列五"]
+
+    def tesseract_lines(tier: list[int], model: str) -> list[str]:
+        # Tesseract splits the listing's column in two whenever it reads it with others
+        if len(tier) > 1 and 2 in tier:
+            return [piece for i in tier for piece in (["ls -l", "foo"] if i == 2 else [truth[i]])]
+        return ["ls -l", "foo"] if tier == [2] else [truth[i] for i in tier]
+
+    monkeypatch.setattr(page, "spaced_tier", lambda image, columns: [c.box[0] for c in columns])
+    monkeypatch.setattr(page, "tesseract_columns", tesseract_lines)
+    tier = [geometry.Line(box=(i, 0, i + 1, 10), frame=0, starts_paragraph=False) for i in range(5)]
+    assert page._vertical_tiers(np.zeros((10, 10), np.uint8), tier, "chi_sim_vert") == \
+        {0: "列一", 1: "列二", 2: "ls -lfoo", 3: "列四", 4: "列五"}

@@ -223,22 +223,28 @@ def _tesseract_engine(model: str) -> str:
 
 
 def _vertical_tiers(page: np.ndarray, lines: list[Line], model: str,
-                    wanted: list[int] | None = None) -> tuple[dict[int, str], set[int]]:
-    """Tesseract's read of the columns ``wanted`` (indices into ``lines``; all by default),
-    one tier at a time, and the tiers (frames) where it merged or split columns: such a
-    tier's text comes back whole, as the read of its first column."""
+                    wanted: list[int] | None = None) -> dict[int, str]:
+    """Tesseract's read of each of the columns ``wanted`` (indices into ``lines``; all by
+    default), one tier at a time."""
     wanted = list(range(len(lines))) if wanted is None else wanted
     reads: dict[int, str] = {}
-    unsplit: set[int] = set()
     for frame in sorted({lines[i].frame for i in wanted}):
-        members = [i for i in wanted if lines[i].frame == frame]
-        columns = tesseract_columns(spaced_tier(page, [lines[i] for i in members]), model)
-        if len(columns) == len(members):
-            reads.update(zip(members, columns))
-        else:
-            reads[members[0]] = "".join(columns)
-            unsplit.add(frame)
-    return reads, unsplit
+        reads |= _tier_columns(page, lines, [i for i in wanted if lines[i].frame == frame], model)
+    return reads
+
+
+def _tier_columns(page: np.ndarray, lines: list[Line], members: list[int], model: str) -> dict[int, str]:
+    """Tesseract's read of these columns of one tier, one line of its output per column.
+    Where it merged or split columns (its lines do not match the columns in number), each
+    half is read again, down to single columns: the whole tier had been left unmerged, and
+    a zh-cn page with one such tier read at 6.3 % CER instead of 2 %."""
+    columns = tesseract_columns(spaced_tier(page, [lines[i] for i in members]), model)
+    if len(columns) == len(members):
+        return dict(zip(members, columns))
+    if len(members) == 1:  # a column Tesseract split: its lines in order
+        return {members[0]: "".join(columns)}
+    half = len(members) // 2
+    return _tier_columns(page, lines, members[:half], model) | _tier_columns(page, lines, members[half:], model)
 
 
 def ocr_page(gray: np.ndarray, vertical_models: dict[str, str], rec: Recogniser | None = None) -> PageOcr:
@@ -320,12 +326,8 @@ def _read(page: np.ndarray, lines: list[Line], direction: Direction, script: str
     (Tesseract's reads of vertical Japanese carry no score and are all kept)."""
     if script == "ja" and direction == "vertical" and "ja" in vertical_models:
         engines = [_tesseract_engine(vertical_models["ja"])] * len(lines)
-        reads, unsplit = _vertical_tiers(page, lines, vertical_models["ja"])
-        texts = [vertical_punctuation(reads.get(i, "")) for i in range(len(lines))]
-        texts = _kana_and_hyphens(page, lines, texts, unsplit)
-        # a tier whose columns Tesseract merged or split is one paragraph
-        lines = [Line(box=l.box, frame=l.frame, starts_paragraph=False) if l.frame in unsplit and i not in reads
-                 else l for i, l in enumerate(lines)]
+        reads = _vertical_tiers(page, lines, vertical_models["ja"])
+        texts = _kana_and_hyphens(page, lines, [vertical_punctuation(reads[i]) for i in range(len(lines))])
         return (lines, texts, engines), []
     results = rec.read([line_crop(page, l.box, direction) for l in lines])
     rejected = [(text, score) for text, score in results if score < MIN_LINE_SCORE and text.strip()]
@@ -343,13 +345,9 @@ def _read(page: np.ndarray, lines: list[Line], direction: Direction, script: str
     return (lines, texts, engines), rejected
 
 
-def _kana_and_hyphens(page: np.ndarray, lines: list[Line], texts: list[str], unsplit: set[int]) -> list[str]:
-    """Small ゃゅょ and hyphens in vertical Japanese columns put right (pipeline.ocr.columns);
-    a tier read whole (``unsplit``) is judged on all of its columns' strokes."""
+def _kana_and_hyphens(page: np.ndarray, lines: list[Line], texts: list[str]) -> list[str]:
+    """Small ゃゅょ and hyphens in vertical Japanese columns put right (pipeline.ocr.columns)."""
     strokes = [columns.low_lines(page[l.box[1]:l.box[3], l.box[0]:l.box[2]]) for l in lines]
-    for frame in unsplit:
-        members = [i for i, l in enumerate(lines) if l.frame == frame]
-        strokes[members[0]] = sum(strokes[i] for i in members)
     out, before = [], ""
     for text, count in zip(texts, strokes):
         out.append(columns.small_kana(columns.hyphens(text, count), before))
@@ -389,7 +387,7 @@ def _merge_vertical_chinese(page: np.ndarray, lines: list[Line], texts: list[str
         return texts, engines
     texts, engines = list(texts), list(engines)
     try:
-        reads, unsplit = _vertical_tiers(page, lines, model, latin)
+        reads = _vertical_tiers(page, lines, model, latin)
     except (OSError, subprocess.CalledProcessError) as exc:  # no tesseract, or no such model
         stderr = getattr(exc, "stderr", b"") or b""
         log.warning("Tesseract %s unavailable (%s %s): vertical Chinese kept as PP-OCR read it",
@@ -399,7 +397,7 @@ def _merge_vertical_chinese(page: np.ndarray, lines: list[Line], texts: list[str
         box = lines[i].box
         upright = columns.hyphens(upright, columns.low_lines(page[box[1]:box[3], box[0]:box[2]]))
         agreement = difflib.SequenceMatcher(None, _nfkc(texts[i]), _nfkc(upright), autojunk=False).ratio()
-        if lines[i].frame not in unsplit and agreement >= MERGE_MIN_AGREEMENT:
+        if agreement >= MERGE_MIN_AGREEMENT:
             texts[i] = merge_reads(texts[i], upright)
             engines[i] = f"{engines[i]} + {_tesseract_engine(model)}"
     return texts, engines
