@@ -90,6 +90,7 @@ def test_unrotate_box_inverts_rotate90(degrees):
 def test_looks_japanese():
     assert page.looks_japanese("パッケージを作成します")
     assert not page.looks_japanese("软件包系统是重要原因之一")
+    assert not page.looks_japanese("如果你需要对aｐtーlist元数据・进行")  # dashes and dots read as ー ・
     assert [page.cjk_script(t) for t in ("パッケージ", "軟件包", "Debian")] == ["ja", "zh", None]
 
 
