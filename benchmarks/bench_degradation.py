@@ -10,7 +10,7 @@ paragraphs (NFKC, whitespace ignored); CPU = this process + its children (Tesser
 (detector boxes, then the recogniser, use_cls=False) instead, to compare layouts.
 Figures are printed, never asserted. Runnable in parts, because it is slow:
 
-    nice -n 10 .venv/bin/python benchmarks/bench_degradation.py --split measure --pages 1 \\
+    nice -n 10 .venv/bin/python benchmarks/bench_degradation.py --split measure --pages 1 (or 2-4) \\
         [--kinds ja-vertical ...] [--degradations dust ...] [--severities mild moderate] \\
         [--reader rosetta|detector] [--keep DIR] [--show-errors]
 """
@@ -67,6 +67,12 @@ def show_errors(truth: str, text: str) -> None:
             print(f"      {op:7} {t[max(0, i1 - 4):i1]}[{t[i1:i2]}]{t[i2:i2 + 4]} -> [{h[j1:j2]}]")
 
 
+def page_range(value: str) -> tuple[int, int]:
+    """"3" -> pages 1-3, "2-4" -> pages 2-4 (1-based, inclusive)."""
+    first, _, last = value.rpartition("-")
+    return (int(first) if first else 1), int(last)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", choices=("tune", "measure"), default="measure")
@@ -74,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--degradations", nargs="+", default=["clean", *suite.DEGRADATIONS],
                     choices=["clean", *suite.DEGRADATIONS])
     ap.add_argument("--severities", nargs="+", default=suite.SEVERITIES, choices=suite.SEVERITIES)
-    ap.add_argument("--pages", type=int, default=1, help="pages per kind (of %d)" % suite.PAGES_PER_KIND)
+    ap.add_argument("--pages", type=page_range, default=(1, 1),
+                    help="pages of each kind: N (the first N of %d) or A-B" % suite.PAGES_PER_KIND)
     ap.add_argument("--reader", choices=("rosetta", "detector"), default="rosetta")
     ap.add_argument("--keep", type=Path, help="keep the degraded PDFs and truths here")
     ap.add_argument("--show-errors", action="store_true", help="print each page's differing spans")
@@ -92,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'page':58} {'CER %':>6} {'CPU s':>6}")
     for kind in args.kinds:
         prose = suite.prose_paragraphs(kind.rsplit("-", 1)[0])
-        for page in [p for p in suite.load_pages(args.split) if p.kind == kind][:args.pages]:
+        first, last = args.pages
+        for page in [p for p in suite.load_pages(args.split) if p.kind == kind][first - 1:last]:
             gray, truth = suite.clean_scan(page, prose)
             for degradation in args.degradations:
                 for severity in (["-"] if degradation == "clean" else args.severities):
