@@ -180,3 +180,39 @@ def test_empty_structure_is_no_crash(settings):
     chunks = chunking.chunk_document(doc, structure.tag(doc), settings).chunks
     assert [c.text for c in chunks] == ["Eine kurze Notiz ohne Gliederung."]
     assert chunks[0].structure_type == "PARAGRAPH" and chunks[0].clause_id is None
+
+
+TOC_JA = """目次
+
+4.1 control . . . . . . . . . . . . . . . . . . . . . . . . . . . . 19
+
+4.2 copyright . . . . . . . . . . . . . . . . . . . . . . . . . . . . 23
+
+4.3 changelog . . . . . . . . . . . . . . . . . . . . . . . . . . . . 24
+
+4.4 rules . . . . . . . . . . . . . . . . . . . . . . . . . . . . 25
+
+4.4.1 rules ファイルのターゲット . . . . . . . . . . . . . . . . . . . . . . . . . . . . 25
+
+5.5 dirs . . . . . . . . . . . . . . . . . . . . . . . . . . . . 34
+
+5.7 docs . . . . . . . . . . . . . . . . . . . . . . . . . . . . 35
+
+4.1 control
+このファイルには dpkg や dselect、apt-get などのパッケージ管理ツールが使う様々な値が書かれています。"""
+
+
+def test_a_contents_page_is_packed_into_chunks_not_one_chunk_per_entry(settings):
+    """The ja maint-guide's contents page made one chunk per line ("4.1 control . . . 19"):
+    chunks of a few Latin letters labelled ja, which the QA gate's language check rejects (it
+    rolled the complete guides back). The PDF's text has each entry as a paragraph of its own;
+    consecutive contents lines are one segment, packed to the budget like prose."""
+    doc = cleaned(TOC_JA, "ja")
+    chunks = chunking.chunk_document(doc, structure.tag(doc), settings).chunks
+    tocs = [c for c in chunks if c.structure_type == "TOC"]
+    assert tocs[0].text.startswith("目次\n\n4.1 control") and "5.7 docs" in tocs[-1].text
+    # whole entries, each chunk several of them, none under the minimum (the last entry too)
+    assert all(c.text.count(" . . . ") >= 2 and len(c.text) >= settings.chunking.min_chunk_chars for c in tocs)
+    assert all(re.search(r"\d$", c.text) for c in tocs)
+    body = next(c for c in chunks if "パッケージ管理ツール" in c.text)  # the clause keeps its number
+    assert body.text.startswith("4.1 control\n") and body.clause_number == "4.1" and body.structure_type == "CLAUSE"

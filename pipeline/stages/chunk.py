@@ -84,11 +84,15 @@ def segments(doc: CleanedDocument, structure: StructuredDocument) -> list[Segmen
                     for m in ROW.finditer(text[element.start:element.end])]
             raw.append((Segment("TABLE", element.clause_id, lang, rows), False))
             continue
-        units = sentences.split(text, element.start, element.end, lang)
+        # a contents entry is one unit: its dot leader is no sentence end, its page number no sentence
+        units = [(element.start, element.end)] if element.type == "TOC" \
+            else sentences.split(text, element.start, element.end, lang)
         previous = raw[-1][0] if raw else None
         opens = element.type == "HEADER" or element.start in clause_at
-        if previous and previous.kind not in ("TABLE", "HEADER", "TOC") and element.type != "TOC" \
-                and previous.clause_id == element.clause_id and previous.lang == lang and not opens:
+        continues_toc = previous and previous.kind == element.type == "TOC"  # one TOC, packed like prose
+        if previous and previous.lang == lang and (continues_toc or (
+                previous.kind not in ("TABLE", "HEADER", "TOC") and element.type != "TOC"
+                and previous.clause_id == element.clause_id and not opens)):
             previous.units.extend(units)
         else:
             raw.append((Segment(element.type, element.clause_id, lang, units), opens))
@@ -158,6 +162,18 @@ def _pack(units: list[Span], budget: int, threshold: float,
         groups.append(units[i:cut + 1])
         i = cut + 1
     return groups
+
+
+def _even_tail(groups: list[list[Span]], min_chars: int) -> list[list[Span]]:
+    """Move whole lines from the next-to-last group into a last group under ``min_chars`` (a
+    contents page's last entry alone, "5.7 docs . . . 35", is a chunk of four letters), while
+    the donor keeps ``min_chars``; the moved lines came from within the budget, so they fit."""
+    if len(groups) < 2:
+        return groups
+    *head, donor, tail = [list(g) for g in groups]
+    while len(donor) > 1 and tail[-1][1] - tail[0][0] < min_chars and donor[-2][1] - donor[0][0] >= min_chars:
+        tail.insert(0, donor.pop())
+    return [*head, donor, tail]
 
 
 def _boundary_units(segs: list[Segment], budget: Callable[[str], int]) -> list[Span]:
@@ -236,8 +252,10 @@ def _merge_tiny(drafts: list[Draft], clauses: dict[str, Element], budget: Callab
 
     def joinable(a: list[Segment], b: list[Segment]) -> bool:
         """Never glue two top-level clauses (two articles), a table, or anything to the start
-        of a new chapter or section, or text in another language; parts of one clause may join."""
-        if any(seg.kind == "TABLE" for seg in (*a, *b)) or b[0].headed or a[0].lang != b[0].lang:
+        of a new chapter or section, or text in another language, or text after contents (a
+        clause would lose its number); parts of one clause may join."""
+        if any(seg.kind == "TABLE" for seg in (*a, *b)) or b[0].headed or a[0].lang != b[0].lang \
+                or (a[-1].kind == "TOC" and b[0].kind != "TOC"):
             return False
         roots = {ancestors(seg.clause_id)[-1] for seg in (*a, *b) if seg.clause_id}
         return len(roots) <= 1
@@ -279,7 +297,10 @@ def chunk_document(doc: CleanedDocument, structure: StructuredDocument, settings
     drafts: list[Draft] = []
     for seg in segs:
         compare = None if seg.kind == "TABLE" else (lambda candidates, units=seg.units: similarity(units, candidates))
-        for group in _pack(seg.units, budget(seg.lang), cfg.similarity_threshold, compare):
+        groups = _pack(seg.units, budget(seg.lang), cfg.similarity_threshold, compare)
+        if seg.kind == "TOC":
+            groups = _even_tail(groups, cfg.min_chunk_chars)
+        for group in groups:
             drafts.append(([seg], group[0][0], group[-1][1]))
     clauses = {e.clause_id: e for e in structure.elements if e.type == "CLAUSE" and e.clause_id}
     merged = _merge_tiny(drafts, clauses, budget, cfg.min_chunk_chars)

@@ -232,7 +232,7 @@ def tag(doc: CleanedDocument) -> StructuredDocument:
                 end = title_span[1]
                 i += 1
         if found.form.type == "HEADER":
-            heading_end = title_span[1] if title_span else piece.start + len(text[piece.start:piece.end].split("\n", 1)[0])
+            heading_end = title_span[1] if title_span else piece.start + len(text[piece.start:piece.end].split("\n", 1)[0].rstrip())
             elements.append(Element(type="HEADER", start=start, end=heading_end, level=found.level,
                                     number=found.number, title=title))
             content(heading_end, end)
