@@ -92,6 +92,17 @@ def test_code_keeps_the_language_of_its_context(settings, text, label):
     assert ok and "code" in detail
 
 
+def test_contents_entries_keep_the_language_of_their_document(settings):
+    """Contents chunks of the complete zh maint-guide that rolled its batch back: entries naming
+    debian/ files, labelled zh. Not judged as contents; the same text as a paragraph still fails."""
+    checker = Checker(None, settings, None, 0)
+    for text in ("5.25 patches/* " + ". " * 50 + "36",
+                 "5.7 docs " + ". " * 50 + "31\n\n5.8 emacsen-* " + ". " * 50 + "31"):
+        ok, detail = checker.language_agrees(chunk(text, "zh", structure_type="TOC"))
+        assert ok and "contents" in detail
+        assert not checker.language_agrees(chunk(text, "zh", structure_type="PARAGRAPH"))[0]
+
+
 @pytest.mark.parametrize("text,label", [
     ("Der Verein verfolgt ausschließlich und unmittelbar gemeinnützige Zwecke im Sinne der Abgabenordnung.", "ja"),
     ("El presente reglamento se aplica al tratamiento total o parcialmente automatizado de datos personales.", "zh"),
