@@ -66,7 +66,7 @@ fi
 
 step "Weaviate server (built from its Go module)"
 read -r WEAVIATE_VERSION WEAVIATE_BINARY < <(.venv/bin/python -c \
-  "from pipeline.config import load_settings; from pipeline.stores.vector_store import embedded_binary_path as p; s = load_settings(); print(s.weaviate.version, p(s))" 2>/dev/null)
+  "from pipeline.config import load_settings; from pipeline.stores.embedded_server import embedded_binary_path as p; s = load_settings(); print(s.weaviate.version, p(s))" 2>/dev/null)
 if [ -x "$WEAVIATE_BINARY" ]; then
   echo "weaviate-server v$WEAVIATE_VERSION cached at $WEAVIATE_BINARY"
 else

@@ -32,10 +32,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pipeline.config import Settings, get_settings  # noqa: E402
-from pipeline.stores import secrets, vector_store  # noqa: E402
+from pipeline.stores import embedded_server, secrets  # noqa: E402
 
 NODES = 3
-LOOPBACK = vector_store.LOOPBACK
+LOOPBACK = embedded_server.LOOPBACK
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def node_environment(settings: Settings, node: Node, cluster: list[Node]) -> dic
     """The embedded server's closed environment, plus this node's ports, data folder and the
     cluster it joins (every node votes in the first Raft election)."""
     return {
-        **vector_store.embedded_environment(settings),
+        **embedded_server.embedded_environment(settings),
         "PERSISTENCE_DATA_PATH": str(node.folder / "data"),
         "QUERY_DEFAULTS_LIMIT": "20",
         "CLUSTER_HOSTNAME": node.name,
@@ -119,7 +119,7 @@ def start(settings: Settings, names: list[str] | None = None, timeout_s: float =
     """Start the named nodes (default: all) that are not running; wait until every node of
     the cluster answers ready. Returns the nodes started."""
     cluster = nodes(settings)
-    binary = vector_store.embedded_binary_path(settings)
+    binary = embedded_server.embedded_binary_path(settings)
     if not binary.exists():
         raise SystemExit(f"Weaviate server binary {binary} is missing: run `make install` (it builds it)")
     started = []

@@ -115,9 +115,10 @@ def isolated_module(request, settings, tmp_path_factory):
 def weaviate_server(settings):
     """The real Weaviate server (embedded) for the whole session."""
     from pipeline.stores import vector_store
+    from pipeline.stores.embedded_server import embedded_binary_path
 
-    if not settings.weaviate.url and not vector_store.embedded_binary_path(settings).exists():
-        pytest.fail(f"Weaviate binary {vector_store.embedded_binary_path(settings)} missing: run `make install`")
+    if not settings.weaviate.url and not embedded_binary_path(settings).exists():
+        pytest.fail(f"Weaviate binary {embedded_binary_path(settings)} missing: run `make install`")
     with vector_store.connect(settings) as client:
         client.rosetta_files = settings.weaviate_data_path  # the embedded server's files: the first user's data root
         yield client

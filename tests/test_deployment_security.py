@@ -125,9 +125,9 @@ def test_compose_weaviate_configuration_refuses_strangers_for_real(compose, sett
     from conftest import free_port
     from test_security import SEARCH, grpc_error, refused_by_grpc
 
-    from pipeline.stores import vector_store
+    from pipeline.stores.embedded_server import embedded_binary_path
 
-    binary = vector_store.embedded_binary_path(settings)
+    binary = embedded_binary_path(settings)
     if not binary.exists():
         pytest.fail(f"Weaviate binary {binary} missing: run `make install`")
     env = weaviate_env(compose, "weaviate-0")

@@ -23,6 +23,7 @@ from conftest import text_pdf
 from pipeline.batch import discovery, recovery, review, runner
 from pipeline.contracts import DocRef
 from pipeline.publish import load, promote, qa
+from pipeline.stores import embedded_server
 from pipeline.stores import vector_store as store
 from pipeline.stores.document_registry import DocumentRegistry
 from pipeline.workspace import Workspace
@@ -205,6 +206,44 @@ def test_a_rejection_killed_half_way_through_its_rollback_is_finished_by_the_nex
     assert row.status == "loaded" and row.last_batch == "k1"
 
 
+def test_a_task_waits_for_the_server_its_parent_is_starting_and_says_so_when_it_never_comes(settings, monkeypatch):
+    """``rosetta ingest`` starts the embedded server beside its DAG runner: with
+    SERVER_FROM_PARENT_ENV set, a task that needs Weaviate waits until the server's ports listen
+    (opened here a second later) instead of starting a server of its own; a server that never
+    comes fails the task with the port it waited on. `rosetta ingest` itself runs in
+    test_security.py and test_crash_recovery.py."""
+    import socket
+    import threading
+
+    from conftest import free_port
+
+    monkeypatch.setenv(embedded_server.SERVER_FROM_PARENT_ENV, "1")
+    cfg = settings.weaviate.model_copy(update={"http_port": free_port(), "grpc_port": free_port(), "url": None})
+    late = settings.model_copy(update={"weaviate": cfg})
+    monkeypatch.setattr(embedded_server, "SERVER_WAIT_S", 2)
+    with pytest.raises(store.WeaviateUnavailable, match=f"not listening on 127.0.0.1:{cfg.http_port} after 2 s"):
+        embedded_server.wait_for_parent_server(late)
+
+    monkeypatch.setattr(embedded_server, "SERVER_WAIT_S", 60)
+    sockets = []
+
+    def listen_later() -> None:
+        time.sleep(1)
+        for port in (cfg.http_port, cfg.grpc_port):
+            s = socket.socket()
+            s.bind(("127.0.0.1", port))
+            s.listen()
+            sockets.append(s)
+
+    threading.Thread(target=listen_later).start()
+    started = time.monotonic()
+    assert embedded_server.wait_for_parent_server(late) and time.monotonic() - started >= 1
+    for s in sockets:
+        s.close()
+    monkeypatch.delenv(embedded_server.SERVER_FROM_PARENT_ENV)
+    assert not embedded_server.wait_for_parent_server(late)  # without the variable: nothing to wait for
+
+
 def test_unreachable_weaviate_fails_clearly(settings, monkeypatch, en_pages):
     stage_batch(settings, "u1", en_pages)
     monkeypatch.setattr(settings.weaviate, "url", "http://127.0.0.1:9")
@@ -241,7 +280,7 @@ def test_unreachable_weaviate_is_retried_by_airflow_and_batch_not_done(settings,
 def _start_server(settings, binary: Path, data: Path, http_port: int, grpc_port: int,
                   ports: list[int]) -> subprocess.Popen:
     """The server as embedded mode configures it (API key, loopback, tokenizers), on ports of its own."""
-    env = {**os.environ, **store.embedded_environment(settings), "PERSISTENCE_DATA_PATH": str(data),
+    env = {**os.environ, **embedded_server.embedded_environment(settings), "PERSISTENCE_DATA_PATH": str(data),
            "GRPC_PORT": str(grpc_port), "CLUSTER_HOSTNAME": "fault-node", "CLUSTER_IN_LOCALHOST": "true",
            "CLUSTER_GOSSIP_BIND_PORT": str(ports[0]), "CLUSTER_DATA_BIND_PORT": str(ports[1]),
            "RAFT_PORT": str(ports[2]), "RAFT_INTERNAL_RPC_PORT": str(ports[2] + 1),
@@ -281,7 +320,7 @@ def test_server_killed_mid_load_then_retry_writes_every_chunk_once(settings, tmp
 
     http_port, grpc_port = free_port(), free_port()
     ports = [free_port(), free_port(), free_port() + 10]
-    binary = store.embedded_binary_path(settings)
+    binary = embedded_server.embedded_binary_path(settings)
     key = store.api_key(settings)  # the embedded server's key, which _start_server configures
     data = tmp_path / "weaviate-data"
     monkeypatch.setattr(settings.weaviate, "url", f"http://127.0.0.1:{http_port}")

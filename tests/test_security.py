@@ -18,7 +18,7 @@ import pytest
 import requests
 
 from pipeline.batch import discovery
-from pipeline.stores import secrets, vector_store
+from pipeline.stores import embedded_server, secrets, vector_store
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -56,8 +56,8 @@ def assert_public_grpc_refuses_strangers(port: int, key: str) -> None:
 def assert_cluster_port_refuses_strangers(port: int, password: str) -> None:
     url = f"http://127.0.0.1:{port}/nodes/"
     assert requests.get(url, timeout=10).status_code in UNAUTHORIZED
-    assert requests.get(url, auth=(vector_store.EMBEDDED_USER, "not-the-password"), timeout=10).status_code in UNAUTHORIZED
-    assert requests.get(url, auth=(vector_store.EMBEDDED_USER, password), timeout=10).status_code not in UNAUTHORIZED
+    assert requests.get(url, auth=(embedded_server.EMBEDDED_USER, "not-the-password"), timeout=10).status_code in UNAUTHORIZED
+    assert requests.get(url, auth=(embedded_server.EMBEDDED_USER, password), timeout=10).status_code not in UNAUTHORIZED
     assert refused_by_grpc(grpc_error(port, REPLICATION, None))
 
 

@@ -1,7 +1,8 @@
 """DAG runs from the command line, without importing Airflow here: ``rosetta ingest`` and
 ``rosetta reprocess`` start ``python -m rosetta_airflow.runner`` (plugins/), which runs the real
-DAG with Airflow's ``dag.test()``, while this process keeps the embedded Weaviate up for it and
-for what the command does afterwards (printing the batch, answering questions).
+DAG with Airflow's ``dag.test()``, while this process keeps the embedded Weaviate up for it. The
+server starts beside the runner, not before it: the runner's first seconds go to importing
+Airflow, and its tasks wait for the server when they first need it.
 
 Crash-only: on SIGTERM or Ctrl-C the runner's process group (the runner and its stage
 worker) gets SIGTERM, then SIGKILL after ``GRACE_S``; nothing is cleaned up on the way out,
@@ -20,12 +21,14 @@ import signal
 import subprocess
 import sys
 import tempfile
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
 from pipeline.batch.isolation import die_with_parent
 from pipeline.cli.errors import Interrupted
 from pipeline.config import Settings, project_home
+from pipeline.stores.embedded_server import SERVER_FROM_PARENT_ENV
 from pipeline.stores.vector_store import embedded_server_kept_up
 
 GRACE_S = 5  # between SIGTERM and SIGKILL of the runner's process group
@@ -44,9 +47,10 @@ def _stop_group(child: subprocess.Popen) -> None:
             continue
 
 
-def run_child(command: list[str], env: dict[str, str]) -> int:
-    """Run the runner in its own process group; a SIGTERM or SIGINT here stops the whole group
-    within seconds and raises ``Interrupted``."""
+def run_child(command: list[str], env: dict[str, str], beside: AbstractContextManager[Any] | None = None) -> int:
+    """Run the runner in its own process group, inside ``beside`` (entered once the child has
+    started); a SIGTERM or SIGINT here stops the whole group within seconds and raises
+    ``Interrupted``."""
     # Its own group, so Ctrl-C reaches this process only; and it dies with this one (kill -9).
     child = subprocess.Popen(command, env=env, start_new_session=True, preexec_fn=die_with_parent)
     received: list[int] = []
@@ -57,7 +61,8 @@ def run_child(command: list[str], env: dict[str, str]) -> int:
 
     saved = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
-        code = child.wait()
+        with beside or nullcontext():
+            code = child.wait()
     finally:
         for sig, handler in saved.items():
             signal.signal(sig, handler)
@@ -84,8 +89,9 @@ def run_dag(dag_id: str, conf: dict[str, Any], settings: Settings, log_path: Pat
         result = Path(tmp) / "result.json"
         command = [sys.executable, "-m", "rosetta_airflow.runner", dag_id, "--conf", json.dumps(conf),
                    "--result", str(result), *(["--log", str(log_path)] if log_path else [])]
-        with embedded_server_kept_up(settings):
-            code = run_child(command, env)
+        if not settings.weaviate.url:
+            env[SERVER_FROM_PARENT_ENV] = "1"
+        code = run_child(command, env, beside=embedded_server_kept_up(settings))
         if not result.exists():
             where = f"; task logs: {log_path}" if log_path else ""
             raise RuntimeError(f"DAG {dag_id} did not run to the end (runner exit status {code}){where}")

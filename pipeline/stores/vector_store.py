@@ -8,10 +8,9 @@ from __future__ import annotations
 import hashlib
 import itertools
 import logging
-import socket
+import os
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, Iterator
 from urllib.parse import urlparse
 
@@ -25,6 +24,9 @@ from weaviate.util import generate_uuid5
 
 from pipeline.config import Settings
 from pipeline.stores import secrets
+from pipeline.stores.embedded_server import (LOOPBACK, SERVER_FROM_PARENT_ENV, WeaviateUnavailable, embedded_binary_dir,
+                                             embedded_binary_path, embedded_environment, listening,
+                                             wait_for_parent_server)
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +67,6 @@ PROPERTIES: list[tuple[str, DataType]] = [
 LINEAGE_FIELDS = ["doc_id", "source_sha256", "pipeline_version", "extraction_method", "extraction_engines",
                   "embedder", "alignment_version", "anchor_set_version", "batch_id"]
 PROPERTY_NAMES = [name for name, _ in PROPERTIES]
-# Tokenizers built into every Weaviate server; the others need ENABLE_TOKENIZER_<NAME> in its environment.
-PLAIN_TOKENIZATIONS = {"word", "lowercase", "whitespace", "field", "trigram"}
 
 
 def lexical_property(lang: str) -> str:
@@ -90,69 +90,12 @@ def with_lexical(properties: dict[str, Any], settings: Settings) -> dict[str, An
     return {**properties, lexical_property(lang): "\n".join([*(properties.get("heading_path") or []), properties["text"]])}
 
 
-class WeaviateUnavailable(RuntimeError):
-    """The configured Weaviate cannot be reached; the task fails and Airflow retries it."""
-
-
 def chunk_uuid(properties: dict[str, Any]) -> str:
     """Deterministic from the chunk's lineage: a retried load rewrites the same objects."""
     key = "|".join(str(properties[k]) for k in
                    ("doc_id", "source_sha256", "chunk_index", "pipeline_version", "embedder",
                     "alignment_version", "anchor_set_version", "batch_id"))
     return str(generate_uuid5(key))
-
-
-def _listening(host: str, port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.settimeout(0.5)
-        return s.connect_ex((host, port)) == 0
-
-
-def embedded_binary_dir(settings: Settings) -> Path:
-    return Path(settings.weaviate.binary_dir)
-
-
-def embedded_binary_path(settings: Settings) -> Path:
-    """Where weaviate-client's embedded mode looks for the server binary of this version."""
-    version = settings.weaviate.version
-    digest = hashlib.sha256(f"v{version}".encode()).hexdigest()
-    return embedded_binary_dir(settings) / f"weaviate-v{version}-{digest}"
-
-
-LOOPBACK = "127.0.0.1"
-EMBEDDED_USER = "rosetta"
-
-
-def tokenizer_env(settings: Settings) -> dict[str, str]:
-    """What a Weaviate server's environment needs for the language table's tokenizers."""
-    return {f"ENABLE_TOKENIZER_{entry.tokenization.upper()}": "true" for entry in settings.languages.values()
-            if entry.tokenization not in PLAIN_TOKENIZATIONS}
-
-
-def embedded_environment(settings: Settings) -> dict[str, str]:
-    """The embedded server closed by default (docs/deploy.md, "Security"): API-key
-    authentication with anonymous access off, profiling off, the cluster's gossip and Raft
-    bound to loopback. Weaviate 1.39 binds gRPC and the cluster data port on every interface
-    with no option to change it: gRPC takes the API key, the data port a generated password.
-    Raft's timeouts at 1x, not 5x: a lone node on loopback waited 8 s for its own election at
-    every start (docs/benchmarks.md). Plus the tokenizers the language table needs."""
-    return {
-        "RAFT_TIMEOUTS_MULTIPLIER": "1",
-        "LOG_LEVEL": "error",
-        "DISABLE_TELEMETRY": "true",
-        "ENABLE_MODULES": "",
-        "PERSISTENCE_DATA_PATH": str(settings.weaviate_data_path),
-        "AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED": "false",
-        "AUTHENTICATION_APIKEY_ENABLED": "true",
-        "AUTHENTICATION_APIKEY_ALLOWED_KEYS": secrets.local_secret(settings, secrets.WEAVIATE_API_KEY),
-        "AUTHENTICATION_APIKEY_USERS": EMBEDDED_USER,
-        "GO_PROFILING_DISABLE": "true",
-        "CLUSTER_BIND_ADDR": LOOPBACK,
-        "CLUSTER_ADVERTISE_ADDR": LOOPBACK,
-        "CLUSTER_BASIC_AUTH_USERNAME": EMBEDDED_USER,
-        "CLUSTER_BASIC_AUTH_PASSWORD": secrets.local_secret(settings, secrets.WEAVIATE_CLUSTER_PASSWORD),
-        **tokenizer_env(settings),
-    }
 
 
 def api_key(settings: Settings) -> str | None:
@@ -185,7 +128,7 @@ def connect(settings: Settings) -> Iterator[weaviate.WeaviateClient]:
         except WeaviateBaseError as exc:
             raise WeaviateUnavailable(f"Weaviate at {cfg.url} (gRPC port {cfg.grpc_port}) is unreachable: "
                                       f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}") from exc
-    elif _listening(LOOPBACK, cfg.http_port) and _listening(LOOPBACK, cfg.grpc_port):
+    elif wait_for_parent_server(settings) or (listening(LOOPBACK, cfg.http_port) and listening(LOOPBACK, cfg.grpc_port)):
         try:
             client = weaviate.connect_to_local(port=cfg.http_port, grpc_port=cfg.grpc_port, auth_credentials=auth)
         except WeaviateBaseError as exc:  # e.g. a server started with another secrets folder's key
@@ -225,8 +168,9 @@ def connect(settings: Settings) -> Iterator[weaviate.WeaviateClient]:
 @contextmanager
 def embedded_server_kept_up(settings: Settings) -> Iterator[None]:
     """Keep one embedded Weaviate up for a whole DAG run (its tasks then connect to it) instead
-    of each task starting and stopping its own; nothing to do with a configured URL."""
-    if settings.weaviate.url:
+    of each task starting and stopping its own; nothing to do with a configured URL, or when
+    the parent process keeps one up (SERVER_FROM_PARENT_ENV)."""
+    if settings.weaviate.url or os.environ.get(SERVER_FROM_PARENT_ENV):
         yield
         return
     with connect(settings):
