@@ -1,7 +1,8 @@
 """A stand-in for a document stage that misbehaves on purpose, by file name: ``hang*`` spins
 in native code (a backtracking pattern inside ``re``, which holds the GIL and ignores
 signals), ``hog*`` eats memory, ``crash*`` raises the ValueError pdfplumber raised on a real
-table crop; any other document goes through the real extract stage. Tests put it in the
+table crop; any other document goes through the real extract stage. Its ``warm`` leaves
+``warmed-<pid>`` in the data root, or fails where a ``warm-fails`` file is there. Tests put it in the
 stage table's place for one stage (``dataclasses.replace(stage, module="fault_stages")``);
 the stage worker imports it by name.
 """
@@ -18,6 +19,14 @@ from pipeline.stages import extract
 from pipeline.workspace import Workspace
 
 HOG_STEP = 64 << 20
+
+
+def warm(settings: Settings) -> None:
+    import os
+
+    if (settings.data_root / "warm-fails").exists():
+        raise RuntimeError("the model file is missing")
+    (settings.data_root / f"warmed-{os.getpid()}").touch()
 
 
 def run(ref: DocRef, settings: Settings) -> StageResult:

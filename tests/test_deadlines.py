@@ -100,6 +100,25 @@ def test_a_killed_worker_costs_one_document_and_the_next_one_runs(limited, tmp_p
     assert run_stage(FAULTY_EXTRACT, good, limited).status == "ok"
 
 
+def test_a_warmed_up_worker_runs_the_stage_it_warmed_and_a_failed_warm_up_costs_nothing(limited, tmp_path):
+    """``rosetta ingest`` starts the worker with a warm-up while Airflow starts: the models load
+    in the worker that then runs the stages; a warm-up that fails leaves the stage to meet (and
+    report) the error itself."""
+    running = worker()
+    running.stop()
+    running.warm([FAULTY_EXTRACT], limited)
+    good = document(limited, tmp_path, "good.pdf", "warm-up")
+    assert run_stage(FAULTY_EXTRACT, good, limited).status == "ok"
+    assert (limited.data_root / f"warmed-{running.pid}").exists()  # in the worker that ran the stage
+
+    running.stop()
+    (limited.data_root / "warm-fails").touch()
+    running.warm([FAULTY_EXTRACT], limited)
+    again = document(limited, tmp_path, "good-again.pdf", "warm-up-failed")
+    assert run_stage(FAULTY_EXTRACT, again, limited).status == "ok"
+    assert not (limited.data_root / f"warmed-{running.pid}").exists()
+
+
 def test_in_process_mode_quarantines_the_same_way(limited, tmp_path):
     limited.limits.isolate = False
     ref = document(limited, tmp_path, "crash.pdf", "in-process-crash")

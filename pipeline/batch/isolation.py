@@ -7,7 +7,10 @@ for each answer and polls the worker's resident memory; past the deadline or the
 kills the worker (SIGKILL stops runaway Python and native code alike, e.g. a regular
 expression backtracking inside ``re``) and the next call starts a fresh one.
 
-Protocol over a pipe: the parent sends ``(stage, ref, settings)``; the worker answers
+Protocol over a pipe: the parent may first send ``("warm", stages, settings)``, which imports
+the stages and runs their ``warm(settings)`` (models loaded) with no answer, so a worker started
+early loads them while the parent does other work; then ``(stage, ref, settings)``, which the
+worker answers
 ``("started", pages)`` once the stage module is imported (the deadline starts then:
 ``limits.base_s + limits.per_page_s * pages``), then ``("ok", result)``,
 ``("document_error", reason, detail)`` or ``("error", summary, traceback)``.
@@ -102,9 +105,13 @@ def _serve(conn, page) -> None:
     progress.attach(page)
     while True:
         try:
-            stage, ref, settings = conn.recv()
+            message = conn.recv()
         except (EOFError, OSError):
             return
+        if message[0] == "warm":
+            _warm(*message[1:])
+            continue
+        stage, ref, settings = message
         page.value = 0
         try:
             module = stage.load()
@@ -114,6 +121,16 @@ def _serve(conn, page) -> None:
             conn.send(("document_error", error.reason, error.detail))
         except Exception as error:  # reported to the parent, which decides: retry or quarantine
             conn.send(("error", one_line(error), traceback.format_exc()))
+
+
+def _warm(stages: list[Stage], settings: Settings) -> None:
+    for stage in stages:
+        try:
+            warm = getattr(stage.load(), "warm", None)
+            if warm is not None:
+                warm(settings)
+        except Exception as error:  # the stage itself will meet it again, and report it
+            log.warning("warming %s up failed: %s", stage.name, one_line(error))
 
 
 @contextmanager
@@ -160,6 +177,14 @@ class StageWorker:
             self._process.join(timeout=10)
             self._conn.close()
         self._process = self._conn = None
+
+    def warm(self, stages: list[Stage], settings: Settings) -> None:
+        """Start the worker now and let it load the stages' models while this process goes on
+        (the first stage's answer then waits for that, within ``limits.worker_start_s``)."""
+        if self._process is None or not self._process.is_alive():
+            self.stop()
+            self._start()
+        self._conn.send(("warm", stages, settings))
 
     def run(self, stage: Stage, ref: DocRef, settings: Settings, alive: Callable[[], None] = lambda: None) -> Outcome:
         """Run one document-stage in the worker; ``alive`` is called every HEARTBEAT_S while it runs."""

@@ -282,6 +282,11 @@ def _merge_tiny(drafts: list[Draft], clauses: dict[str, Element], budget: Callab
     return chunks
 
 
+def warm(settings: Settings) -> None:
+    """Load the sentence encoder's weights before the first document needs them."""
+    get_embedder(settings.embedding.model, settings.embedding.batch_size).encode(["Rosetta"])
+
+
 def chunk_document(doc: CleanedDocument, structure: StructuredDocument, settings: Settings) -> ChunkedDocument:
     def budget(lang: str) -> int:  # a passage in an unconfigured language is cut like the main one
         return settings.languages[lang if lang in settings.languages else doc.lang].chunk_chars

@@ -29,6 +29,12 @@ def batch_map(settings: Settings, batch_id: str, lang: str) -> AlignmentMap:
     return _maps[key]
 
 
+def warm(settings: Settings) -> None:
+    """Import MLflow (2 s) before the first document reads its maps; the store is opened then,
+    by one process only (a new sqlite store migrates itself on first open)."""
+    import mlflow  # noqa: F401
+
+
 def run(ref: DocRef, settings: Settings) -> StageResult:
     ws = Workspace(settings, ref.batch_id)
     chunked = ws.read_model(ws.path(CHUNK, ref.doc_id), ChunkedDocument)

@@ -116,6 +116,12 @@ def _extract_page(pdf, index: int, path: Path, settings: Settings, text_engine: 
                 direction=direction, blocks=blocks, ocr_reason="scanned_region" if regions else None)  # type: ignore[arg-type]
 
 
+def warm(settings: Settings) -> None:
+    """Import the PDF readers before the first document needs them (pipeline.batch.isolation)."""
+    import pdfplumber  # noqa: F401
+    import pypdfium2  # noqa: F401
+
+
 def run(ref: DocRef, settings: Settings) -> StageResult:
     """Extract one document of a batch into ``<batch>/extract/<doc_id>.json``."""
     ws = Workspace(settings, ref.batch_id)

@@ -21,6 +21,7 @@ from pipeline.contracts import (
 from pipeline.stages import EXTRACT, LANGUAGE
 from pipeline.text.block_languages import describe_shares, label_blocks
 from pipeline.text.cleaning import KeptBlock, clean_pages
+from pipeline.text.langid import detect_block
 from pipeline.workspace import Workspace
 
 
@@ -74,6 +75,11 @@ def clean_and_detect(doc: ExtractedDocument, settings: Settings) -> CleanedDocum
         text="\n\n".join(text_parts), pages=spans, tables=tables, removed=removed,
         extraction_methods=sorted({p.method for p in doc.pages}), engines=doc.engines,
     )
+
+
+def warm(settings: Settings) -> None:
+    """Load fastText and the Han character sets before the first document needs them."""
+    detect_block("Rosetta 文書の言語", settings)
 
 
 def run(ref: DocRef, settings: Settings) -> StageResult:
