@@ -93,11 +93,12 @@ def _running_heads(page_lines: PageLines, fraction: float, min_pages: int) -> se
     """(page, line index) of the running heads that copy a clause heading of the text: a clause
     line among a page's first or last three, in the edge band, whose text occurs again in the
     document, the copy nearest that edge, at a place where such copies sit on many pages."""
-    occurrences = Counter(_normalise(line) for lines in page_lines.values() for line, _, _ in lines)
+    keys_of = {page_no: [_normalise(line) for line, _, _ in lines] for page_no, lines in page_lines.items()}
+    occurrences = Counter(key for keys in keys_of.values() for key in keys)
     slots: dict[int, set[int]] = defaultdict(set)
     candidates: list[tuple[int, int, int]] = []
     for page_no, lines in page_lines.items():
-        keys = [_normalise(line) for line, _, _ in lines]
+        keys = keys_of[page_no]
         for i, (line, block, in_band) in enumerate(lines):
             nearest_top = i < 3 and keys.index(keys[i]) == i
             nearest_bottom = i >= len(keys) - 3 and keys[::-1].index(keys[i]) == len(keys) - 1 - i
