@@ -218,13 +218,13 @@ def test_a_task_waits_for_the_server_its_parent_is_starting_and_says_so_when_it_
     from conftest import free_port
 
     monkeypatch.setenv(embedded_server.SERVER_FROM_PARENT_ENV, "1")
-    cfg = settings.weaviate.model_copy(update={"http_port": free_port(), "grpc_port": free_port(), "url": None})
+    cfg = settings.weaviate.model_copy(update={"http_port": free_port(), "grpc_port": free_port(), "url": None,
+                                               "startup_timeout_s": 2})
     late = settings.model_copy(update={"weaviate": cfg})
-    monkeypatch.setattr(embedded_server, "SERVER_WAIT_S", 2)
     with pytest.raises(store.WeaviateUnavailable, match=f"not listening on 127.0.0.1:{cfg.http_port} after 2 s"):
         embedded_server.wait_for_parent_server(late)
 
-    monkeypatch.setattr(embedded_server, "SERVER_WAIT_S", 60)
+    late.weaviate.startup_timeout_s = 60
     sockets = []
 
     def listen_later() -> None:

@@ -26,7 +26,6 @@ class WeaviateUnavailable(RuntimeError):
 # (``rosetta ingest`` and its DAG runner, which spends those seconds importing Airflow): the child
 # waits for that server when it first needs it instead of starting one of its own.
 SERVER_FROM_PARENT_ENV = "ROSETTA_WEAVIATE_FROM_PARENT"
-SERVER_WAIT_S = 300
 
 
 def listening(host: str, port: int) -> bool:
@@ -87,10 +86,10 @@ def wait_for_parent_server(settings: Settings) -> bool:
     if not os.environ.get(SERVER_FROM_PARENT_ENV):
         return False
     cfg = settings.weaviate
-    give_up = time.monotonic() + SERVER_WAIT_S
+    give_up = time.monotonic() + cfg.startup_timeout_s
     while not (listening(LOOPBACK, cfg.http_port) and listening(LOOPBACK, cfg.grpc_port)):
         if time.monotonic() > give_up:
             raise WeaviateUnavailable(f"the embedded Weaviate this process's parent starts is not listening on "
-                                      f"{LOOPBACK}:{cfg.http_port} after {SERVER_WAIT_S} s")
+                                      f"{LOOPBACK}:{cfg.http_port} after {cfg.startup_timeout_s} s")
         time.sleep(0.1)
     return True
