@@ -170,6 +170,11 @@ class StageWorker:
         child_conn.close()
         self._conn = parent_conn
 
+    def _ensure_started(self) -> None:
+        if self._process is None or not self._process.is_alive():
+            self.stop()
+            self._start()
+
     def stop(self) -> None:
         if self._process is not None:
             if self._process.is_alive():
@@ -181,17 +186,13 @@ class StageWorker:
     def warm(self, stages: list[Stage], settings: Settings) -> None:
         """Start the worker now and let it load the stages' models while this process goes on
         (the first stage's answer then waits for that, within ``limits.worker_start_s``)."""
-        if self._process is None or not self._process.is_alive():
-            self.stop()
-            self._start()
+        self._ensure_started()
         self._conn.send(("warm", stages, settings))
 
     def run(self, stage: Stage, ref: DocRef, settings: Settings, alive: Callable[[], None] = lambda: None) -> Outcome:
         """Run one document-stage in the worker; ``alive`` is called every HEARTBEAT_S while it runs."""
         limits = settings.limits
-        if self._process is None or not self._process.is_alive():
-            self.stop()
-            self._start()
+        self._ensure_started()
         self._conn.send((stage, ref, settings))
         started = time.monotonic()
         allowed, pages, begun = limits.worker_start_s, None, False

@@ -22,16 +22,25 @@ class WeaviateUnavailable(RuntimeError):
     """The configured Weaviate cannot be reached; the task fails and Airflow retries it."""
 
 
+LOOPBACK = "127.0.0.1"
+EMBEDDED_USER = "rosetta"
+
 # Set by a process that starts the embedded server beside its child rather than before it
 # (``rosetta ingest`` and its DAG runner, which spends those seconds importing Airflow): the child
 # waits for that server when it first needs it instead of starting one of its own.
 SERVER_FROM_PARENT_ENV = "ROSETTA_WEAVIATE_FROM_PARENT"
 
 
-def listening(host: str, port: int) -> bool:
+def _listening(host: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.settimeout(0.5)
         return s.connect_ex((host, port)) == 0
+
+
+def server_listening(settings: Settings) -> bool:
+    """Whether a server listens on the configured REST and gRPC ports on loopback."""
+    cfg = settings.weaviate
+    return _listening(LOOPBACK, cfg.http_port) and _listening(LOOPBACK, cfg.grpc_port)
 
 
 def embedded_binary_dir(settings: Settings) -> Path:
@@ -43,10 +52,6 @@ def embedded_binary_path(settings: Settings) -> Path:
     version = settings.weaviate.version
     digest = hashlib.sha256(f"v{version}".encode()).hexdigest()
     return embedded_binary_dir(settings) / f"weaviate-v{version}-{digest}"
-
-
-LOOPBACK = "127.0.0.1"
-EMBEDDED_USER = "rosetta"
 
 
 def tokenizer_env(settings: Settings) -> dict[str, str]:
@@ -87,7 +92,7 @@ def wait_for_parent_server(settings: Settings) -> bool:
         return False
     cfg = settings.weaviate
     give_up = time.monotonic() + cfg.startup_timeout_s
-    while not (listening(LOOPBACK, cfg.http_port) and listening(LOOPBACK, cfg.grpc_port)):
+    while not server_listening(settings):
         if time.monotonic() > give_up:
             raise WeaviateUnavailable(f"the embedded Weaviate this process's parent starts is not listening on "
                                       f"{LOOPBACK}:{cfg.http_port} after {cfg.startup_timeout_s} s")

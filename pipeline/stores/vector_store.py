@@ -25,7 +25,7 @@ from weaviate.util import generate_uuid5
 from pipeline.config import Settings
 from pipeline.stores import secrets
 from pipeline.stores.embedded_server import (LOOPBACK, SERVER_FROM_PARENT_ENV, WeaviateUnavailable, embedded_binary_dir,
-                                             embedded_binary_path, embedded_environment, listening,
+                                             embedded_binary_path, embedded_environment, server_listening,
                                              wait_for_parent_server)
 
 log = logging.getLogger(__name__)
@@ -128,7 +128,7 @@ def connect(settings: Settings) -> Iterator[weaviate.WeaviateClient]:
         except WeaviateBaseError as exc:
             raise WeaviateUnavailable(f"Weaviate at {cfg.url} (gRPC port {cfg.grpc_port}) is unreachable: "
                                       f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}") from exc
-    elif wait_for_parent_server(settings) or (listening(LOOPBACK, cfg.http_port) and listening(LOOPBACK, cfg.grpc_port)):
+    elif wait_for_parent_server(settings) or server_listening(settings):
         try:
             client = weaviate.connect_to_local(port=cfg.http_port, grpc_port=cfg.grpc_port, auth_credentials=auth)
         except WeaviateBaseError as exc:  # e.g. a server started with another secrets folder's key

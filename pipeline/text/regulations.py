@@ -37,10 +37,12 @@ def _alias_pattern(alias: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w-])" + r"\s+".join(map(re.escape, words)) + r"(?![\w-])", flags)
 
 
-def _literal(alias: str) -> str:
-    """The alias's first word (all of a CJK alias), casefolded when its pattern ignores case."""
+def _rule(reg_id: str, alias: str, context: tuple[re.Pattern[str], ...] = ()) -> AliasRule:
+    """The alias's rule; its literal is the alias's first word (all of a CJK alias), casefolded
+    when the pattern ignores case."""
+    pattern = _alias_pattern(alias)
     word = alias if CJK.search(alias) else alias.split()[0]
-    return word.casefold() if _alias_pattern(alias).flags & re.IGNORECASE else word
+    return AliasRule(reg_id, pattern, word.casefold() if pattern.flags & re.IGNORECASE else word, context)
 
 
 def _context_pattern(word: str) -> re.Pattern[str]:
@@ -61,10 +63,9 @@ def _rules() -> tuple[AliasRule, ...]:
     rules = []
     for reg_id, entry in regulations().items():
         for alias in {*entry["aliases"], *entry["names"].values()}:
-            rules.append(AliasRule(reg_id, _alias_pattern(alias), _literal(alias)))
+            rules.append(_rule(reg_id, alias))
         for amb in entry.get("ambiguous", []):
-            rules.append(AliasRule(reg_id, _alias_pattern(amb["alias"]), _literal(amb["alias"]),
-                                   tuple(map(_context_pattern, amb["context"]))))
+            rules.append(_rule(reg_id, amb["alias"], tuple(map(_context_pattern, amb["context"]))))
     return tuple(rules)
 
 
