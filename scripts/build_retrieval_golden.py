@@ -34,6 +34,11 @@ and anchor; its translations pair mechanically.
     the pool and its queries kept. The guide says much twice (appendix A retells chapters
     4-6), so a look-alike section still in the pool often answers them: the hard case,
     reported apart (docs/benchmarks.md, "The traps");
+* **questions** (``question``), written by hand in benchmarks/golden/install-guide-questions.json:
+  what a user asks, in words of its own rather than the guide's (the first two kinds copy the
+  guide, and tuned on them alone a retriever learns to trust a verbatim lexical match): a
+  section asked for in all five languages, and ``absent`` questions on packaging (how to
+  upload, what debian/changelog holds) that the guide never answers;
 * **split** by section (hash of the key): ``dev`` for every choice (fusion weights,
   thresholds, embedder) and ``test``, evaluated only.
 
@@ -62,6 +67,7 @@ from pipeline.retrieval.evaluation import ABSENT, ON_TOPIC
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "golden" / "install-guide.json"
+QUESTIONS = ROOT / "benchmarks" / "golden" / "install-guide-questions.json"
 PACKAGE, VERSION = "installation-guide-amd64", "20230508+deb12u1"
 DEB_SHA256 = "812c43e1dc906daf671e3efe953dc023205c238e5bd5a3021ce4ca142793573a"
 LOCALES = {"en": "en", "de": "de", "es": "es", "ja": "ja", "zh": "zh_CN"}
@@ -166,6 +172,18 @@ def section_queries(by_lang: dict[str, dict[str, dict]], keys: list[str]) -> lis
     return [c for c in candidates if c["lang"] == "en" or c["text"] not in english_texts]
 
 
+def question_queries(keys: list[str], cut: set[str]) -> list[dict]:
+    """The hand-written questions: those of a section in the pool (answerable) and the absent ones."""
+    written = json.loads(QUESTIONS.read_text(encoding="utf-8"))
+    unknown = [q["section"] for q in written["answerable"] if q["section"] not in keys or q["section"] in cut]
+    if unknown:
+        raise ValueError(f"{QUESTIONS}: sections not in the pool: {unknown}")
+    return ([{"lang": lang, "type": "question", "text": text, "section": q["section"]}
+             for q in written["answerable"] for lang, text in q["questions"].items()]
+            + [{"lang": lang, "type": "question", "text": text, "section": q["key"]}
+               for q in written["absent"] for lang, text in q["questions"].items()])
+
+
 def names_a_topic(heading: str, lang: str) -> bool:
     """A heading that says something: two words apart, or a CJK character. The New
     Maintainers' Guide heads many sections with a bare file name (``control``, ``install``,
@@ -223,6 +241,7 @@ def build(deb: Path, trap_debs: dict[str, Path]) -> dict:
     unambiguous = [c for c in guide_queries if asked[(c["lang"], c["text"])] == 1]
     trap_asked = asked + Counter((c["lang"], c["text"]) for c in trap_queries)
     unambiguous += [c for c in trap_queries if trap_asked[(c["lang"], c["text"])] == 1]
+    unambiguous += question_queries(keys, cut)
     queries = []
     for c in unambiguous:
         key = c["section"]

@@ -87,19 +87,26 @@ def test_golden_set_is_pinned_split_and_keeps_traps_out_of_the_pool(settings):
     for split in ("dev", "test"):
         chosen = [q for q in data["queries"] if q["split"] == split]
         assert {q["lang"] for q in chosen} == set(settings.languages)
-        assert {q["type"] for q in chosen} == {"heading", "first_sentence"}
+        assert {q["type"] for q in chosen} == {"heading", "first_sentence", "question"}
         assert sum(q["relevant"] is None for q in chosen) >= 50 and sum(q["acronym"] for q in chosen) >= 50
-        # traps whose answer is in no passage, in every query language, as headings and first sentences
+        # traps whose answer is in no passage, in every query language, as headings, first sentences, questions
         absent = [q for q in chosen if trap_kind(q) == ABSENT]
         assert {q["lang"] for q in absent} == set(settings.languages)
-        assert {q["type"] for q in absent} == {"heading", "first_sentence"}
-        assert all(q["id"].startswith("maint-guide/") for q in absent)  # another document, not cut from the pool
+        assert {q["type"] for q in absent} == {"heading", "first_sentence", "question"}
+        # another document's sections, or questions on its topics: nothing cut from the pool
+        assert all(q["id"].startswith(("maint-guide/", "questions/")) for q in absent)
+        # the hand-written questions ask for a section in all five languages
+        asked = {q["relevant"]: set() for q in chosen if q["type"] == "question" and q["relevant"]}
+        for q in chosen:
+            if q["type"] == "question" and q["relevant"]:
+                asked[q["relevant"]].add(q["lang"])
+        assert len(asked) >= 15 and all(langs == set(settings.languages) for langs in asked.values())
         assert sum(trap_kind(q) == ON_TOPIC for q in chosen) >= 50
     # the first version stays as the regression check: same pool, same answerable queries, its traps on topic
     first = json.loads((path.parent / "install-guide-v1.json").read_text(encoding="utf-8"))
     assert first["passages"] == data["passages"]
     assert ({q["id"] for q in first["queries"] if q["relevant"]}
-            == {q["id"] for q in data["queries"] if q["relevant"]})
+            == {q["id"] for q in data["queries"] if q["relevant"] and q["type"] != "question"})
     assert ({q["id"] for q in first["queries"] if trap_kind(q) == ON_TOPIC}
             == {q["id"] for q in data["queries"] if trap_kind(q) == ON_TOPIC})
 

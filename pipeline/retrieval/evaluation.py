@@ -40,7 +40,7 @@ from pipeline.retrieval.retriever import Retriever, fusion_params
 from pipeline.stores import vector_store
 
 MODES = ("vector", "hybrid")
-QUERY_TYPES = ("heading", "first_sentence")
+QUERY_TYPES = ("heading", "first_sentence", "question")
 ABSENT, ON_TOPIC = "absent", "on_topic"  # a trap's kind (scripts/build_retrieval_golden.py)
 
 
