@@ -81,3 +81,17 @@ def test_a_failure_is_one_line_and_exit_1_and_verbose_shows_the_traceback(tmp_pa
     assert verbose.returncode == 1
     assert "Traceback (most recent call last)" in verbose.stderr
     assert verbose.stderr.rstrip().splitlines()[-1].startswith("rosetta status: failed: NotADirectoryError")
+
+
+def test_known_third_party_deprecations_stay_off_the_terminal_and_others_do_not():
+    # The Weaviate client's import warns through authlib and resets the warning filters; the
+    # CLI drops the known messages at display, whatever the filters say.
+    script = ("import warnings, pipeline.cli.main, weaviate\n"
+              "warnings.warn('The ``noload`` loader strategy is deprecated and will be removed', DeprecationWarning)\n"
+              "warnings.warn('a warning of our own', UserWarning)\n")
+    path = os.pathsep.join([str(ROOT), str(ROOT / "plugins"), os.environ.get("PYTHONPATH", "")])
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": path}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "httpx module is deprecated" not in out.stderr and "noload" not in out.stderr
+    assert "a warning of our own" in out.stderr

@@ -25,10 +25,20 @@ from pipeline.cli.corpus import corpus_status
 from pipeline.cli.errors import run_reporting_errors
 from pipeline.config import get_settings
 
-# authlib (pulled in by the Weaviate client) warns about its own httpx import on every run.
-warnings.filterwarnings("ignore", message="The httpx module is deprecated")
-# mlflow's SQLAlchemy store uses a loader strategy SQLAlchemy 2.1 deprecates, on every start.
-warnings.filterwarnings("ignore", message="The ``noload`` loader strategy is deprecated")
+# Third-party deprecations printed on every run, none of them ours to fix: authlib (pulled in by
+# the Weaviate client) on its own httpx import; mlflow's SQLAlchemy store on a loader strategy
+# SQLAlchemy 2.1 deprecates. Filters cannot hold them: the Weaviate client's import resets the
+# filters to "default" and authlib's puts "always" first for its own, so they are dropped at display.
+KNOWN_WARNINGS = ("The httpx module is deprecated", "The ``noload`` loader strategy is deprecated")
+_show_warning = warnings.showwarning
+
+
+def _show_unless_known(message, category, filename, lineno, file=None, line=None) -> None:
+    if not str(message).startswith(KNOWN_WARNINGS):
+        _show_warning(message, category, filename, lineno, file, line)
+
+
+warnings.showwarning = _show_unless_known
 
 
 def _table(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> str:
