@@ -160,6 +160,8 @@ def test_coverage_weighs_rare_query_terms_and_reads_the_query_language_member():
     assert values["length"] == pytest.approx(np.log(4))
     look_alike = refusal.features("Von Festplatte starten", "de", "word", [Group(shown=other, score=0.9)], candidates)
     assert look_alike["coverage"] < 0.5
+    # fused first, the look-alike is judged with the similarity of the nearest chunk beside its own
+    assert look_alike["similarity"] == pytest.approx(0.45) and look_alike["nearest_similarity"] == pytest.approx(0.55)
     assert look_alike["coverage_x_length"] == pytest.approx(look_alike["coverage"] * np.log(4))
     only_english = refusal.features("Von Festplatte starten", "de", "word", [Group(shown=english, score=0.55)],
                                     candidates)
@@ -176,8 +178,8 @@ def test_each_embedder_has_its_own_no_answer_model_or_none(settings):
 
 def test_no_answer_model_fits_a_separable_feature_and_refuses_below_its_bar():
     rng = np.random.default_rng(0)
-    rows = [{"similarity": float(rng.uniform(0.2, 0.6)), "margin": 0.0, "coverage": c, "length": 1.0,
-             "coverage_x_length": c} for c in [*rng.uniform(0.6, 1.0, 40), *rng.uniform(0.0, 0.4, 40)]]
+    rows = [{"similarity": float(rng.uniform(0.2, 0.6)), "nearest_similarity": 0.6, "margin": 0.0, "coverage": c,
+             "length": 1.0, "coverage_x_length": c} for c in [*rng.uniform(0.6, 1.0, 40), *rng.uniform(0.0, 0.4, 40)]]
     answerable = [True] * 40 + [False] * 40
     weights, bias = refusal.fit(rows, answerable)
     assert weights["coverage"] + weights["coverage_x_length"] > abs(weights["similarity"])

@@ -6,6 +6,9 @@ booting from USB) scores as high as the right one. So the decision reads more th
 number (docs/retrieval.md, step 7), all from what search already has:
 
 * ``similarity``: the best hit's vector similarity to the query (its closest member);
+* ``nearest_similarity``: the vector leg's nearest chunk's similarity, whatever its rank after
+  fusion: where the lexical leg puts a weak match first (a question in its own words sharing
+  common words with it), a close passage further down says the question has an answer;
 * ``margin``: the best hit's fused score minus the second's;
 * ``coverage``: the share of the query's terms found in the best hit's passage in the query
   language, each term weighted by how rare it is among the candidates in that language, so
@@ -33,7 +36,7 @@ import numpy as np
 
 from pipeline.retrieval.fusion import Candidate, Group
 
-FEATURES = ("similarity", "margin", "coverage", "length", "coverage_x_length")
+FEATURES = ("similarity", "nearest_similarity", "margin", "coverage", "length", "coverage_x_length")
 
 CJK_BIGRAMS_PER_WORD = 2
 WORD_PREFIX = 5
@@ -77,6 +80,7 @@ def features(query: str, query_lang: str, tokenization: str, groups: Sequence[Gr
     coverage = sum(w for t, w in weight.items() if t in found) / total if passage else 1.0
     length = math.log1p(len(wanted) / (1 if tokenization == "word" else CJK_BIGRAMS_PER_WORD))
     return {"similarity": max(c.similarity for c in groups[0].members),
+            "nearest_similarity": max(c.similarity for c in candidates),
             "margin": groups[0].score - (groups[1].score if len(groups) > 1 else 0.0),
             "coverage": coverage, "length": length, "coverage_x_length": coverage * length}
 
