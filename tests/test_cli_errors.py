@@ -16,10 +16,15 @@ NORWEGIAN = ("Alle mennesker er født frie og med samme menneskeverd og menneske
              "fornuft og samvittighet og bør handle mot hverandre i brorskapets ånd.\n") * 3
 
 
-def rosetta(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def python(*argv: str, env: dict[str, str] | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
+    """``python ARGV`` with the project importable, as the ``rosetta`` command runs."""
     path = os.pathsep.join([str(ROOT), str(ROOT / "plugins"), os.environ.get("PYTHONPATH", "")])
-    return subprocess.run([sys.executable, "-m", "pipeline.cli.main", *argv], capture_output=True, text=True,
-                          cwd=ROOT, env={**os.environ, "PYTHONPATH": path, **(env or {})}, timeout=600)
+    return subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": path, **(env or {})}, timeout=timeout)
+
+
+def rosetta(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return python("-m", "pipeline.cli.main", *argv, env=env)
 
 
 def error_lines(out: subprocess.CompletedProcess) -> list[str]:
@@ -89,9 +94,7 @@ def test_known_third_party_deprecations_stay_off_the_terminal_and_others_do_not(
     script = ("import warnings, pipeline.cli.main, weaviate\n"
               "warnings.warn('The ``noload`` loader strategy is deprecated and will be removed', DeprecationWarning)\n"
               "warnings.warn('a warning of our own', UserWarning)\n")
-    path = os.pathsep.join([str(ROOT), str(ROOT / "plugins"), os.environ.get("PYTHONPATH", "")])
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
-                         env={**os.environ, "PYTHONPATH": path}, timeout=120)
+    out = python("-c", script, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "httpx module is deprecated" not in out.stderr and "noload" not in out.stderr
     assert "a warning of our own" in out.stderr
