@@ -158,7 +158,9 @@ def test_compose_weaviate_configuration_refuses_strangers_for_real(compose, sett
         assert requests.get(f"{base}/schema", headers={"Authorization": "Bearer wrong"}, timeout=10).status_code == 401
         assert refused_by_grpc(grpc_error(grpc_port, SEARCH, None))
         assert refused_by_grpc(grpc_error(grpc_port, SEARCH, [("authorization", "Bearer wrong")]))
-        assert requests.get(f"{base}/schema", headers=as_user("rosetta-search"), timeout=10).status_code == 200
+        # The first read a key may make waits for the lone node's Raft election (compose leaves
+        # Raft's timeouts at 5x: about 8 s on loopback, over 10 on busy cores; "ready" comes first).
+        assert requests.get(f"{base}/schema", headers=as_user("rosetta-search"), timeout=60).status_code == 200
         assert requests.post(f"{base}/schema", json=collection, headers=as_user("rosetta-search"),
                              timeout=10).status_code == 403
         assert requests.post(f"{base}/schema", json=collection, headers=as_user("rosetta-pipeline"),
