@@ -83,6 +83,11 @@ CODE_CHUNKS = [
     ("2229 \\@@_msg_new:nnn { newline~at~the~end~of~env }\n2231 Incorrect~end.\\\\\n2232 The~environments~of~"
      "witharrows~(\\{WithArrows\\}~and~\n2233 \\{DispWithArrows\\})~should~not~end~by~\\token_to_str:N \\\\.", "en"),
     ("apt -y -q install firmware -linux", "ja"),
+    # hepnames' macro table (batch 4 of the scale run, rolled back again after the fix above:
+    # read as ja/it/fr): each macro beside the one letter it prints
+    ("• \\APelectron ⇒ e\n\n+\n\n• \\Ppositron ⇒ e\n\n+\n\n• \\Pmu ⇒ µ\n\n• \\Pmupm ⇒ µ\n\n±\n\n"
+     "• \\Ptau ⇒ τ\n\n• \\Pnue ⇒ νe\n\n• \\Pquark ⇒ q\n\n• \\Pdown ⇒ d\n\n• \\Pup ⇒ u\n\n"
+     "• \\Pstrange ⇒ s\n\n• \\Pcharm ⇒ c\n\n• \\APdown\n\n⇒\n\nd\n\n• \\APqd\n\n⇒\n\nd", "en"),
 ]
 
 

@@ -27,8 +27,11 @@ CODE_SHARE = 0.5
 
 
 def code_share(text: str) -> float:
-    """The share of a text's words (whitespace-separated, with a letter or digit) that are code."""
-    words = [w for w in text.split() if any(ch.isalnum() for ch in w)]
+    """The share of a text's words (whitespace-separated, with a letter or digit, longer than
+    one character) that are code. A lone letter says nothing of a language: in a macro table
+    ("\\Pmu ⇒ µ", "\\APelectron ⇒ e") it is the macro's output, and counting it as prose
+    halved the share of a listing that is all code."""
+    words = [w for w in text.split() if len(w) > 1 and any(ch.isalnum() for ch in w)]
     return sum(bool(CODE_WORD.search(w)) for w in words) / len(words) if words else 0.0
 
 
