@@ -85,9 +85,22 @@ CODE_CHUNKS = [
     ("apt -y -q install firmware -linux", "ja"),
     # hepnames' macro table (batch 4 of the scale run, rolled back again after the fix above:
     # read as ja/it/fr): each macro beside the one letter it prints
-    ("• \\APelectron ⇒ e\n\n+\n\n• \\Ppositron ⇒ e\n\n+\n\n• \\Pmu ⇒ µ\n\n• \\Pmupm ⇒ µ\n\n±\n\n"
-     "• \\Ptau ⇒ τ\n\n• \\Pnue ⇒ νe\n\n• \\Pquark ⇒ q\n\n• \\Pdown ⇒ d\n\n• \\Pup ⇒ u\n\n"
-     "• \\Pstrange ⇒ s\n\n• \\Pcharm ⇒ c\n\n• \\APdown\n\n⇒\n\nd\n\n• \\APqd\n\n⇒\n\nd", "en"),
+    ("• \\APelectron ⇒ e\n\n+\n\n• \\Ppositron ⇒ e\n\n+\n\n• \\APpositron ⇒ e\n\n+\n\n• \\Pmu ⇒ µ\n\n• \\"
+     "Pmupm ⇒ µ\n\n±\n\n• \\Pmump ⇒ µ\n\n∓\n\n• \\Pmuon ⇒ µ\n\n−\n\n• \\APmuon ⇒ µ\n\n+\n\n• \\Ptau ⇒ τ\n"
+     "\n• \\Ptaupm ⇒ τ\n\n±\n\n• \\Ptaump ⇒ τ\n\n∓\n\n• \\Ptauon ⇒ τ\n\n−\n\n• \\APtauon ⇒ τ\n\n+\n\n• \\"
+     "Pnue ⇒ νe\n\n• \\Pnum ⇒ νµ\n\n• \\Pnut ⇒ ντ\n\n• \\APnue ⇒ νe\n\n• \\APnum ⇒ νµ\n\n• \\APnut ⇒ ντ\n"
+     "\n• \\Pquark ⇒ q\n\n• \\APquark ⇒ q\n\n• \\Pdown ⇒ d\n\n• \\Pup ⇒ u\n\n• \\Pstrange ⇒ s\n\n• \\Pcha"
+     "rm ⇒ c\n\n• \\Pbottom ⇒ b\n\n• \\Pbeauty ⇒ b\n\n• \\Ptop ⇒ t\n\n• \\Ptruth ⇒ t\n\n• \\APdown\n\n⇒\n"
+     "\nd\n\n• \\APqd\n\n⇒\n\nd\n\n• \\APup\n\n⇒\n\nu\n\n• \\APqu\n\n⇒\n\nu\n\n• \\APstrange\n\n⇒\n\ns\n\n"
+     "• \\APqs\n\n⇒\n\ns\n\n• \\APcharm\n\n⇒\n\nc\n\n• \\APqc\n\n⇒\n\nc\n\n• \\APbottom\n\n⇒\n\nb\n\n• \\"
+     "APbeauty\n\n⇒\n\nb\n\n• \\APqb\n\n⇒\n\nb\n\n• \\APtop\n\n⇒\n\nt\n\n• \\APtruth\n\n⇒\n\nt\n\n• \\APq"
+     "t\n\n⇒\n\nt\n\n• \\Pproton\n\n⇒\n\np\n\n• \\Pneutron\n\n⇒\n\nn\n\n• \\APproton\n\n⇒\n\np\n\n• \\APn"
+     "eutron\n\n⇒\n\nn\n\n• \\Pchic\n\n⇒\n\nχ\n\nc\n\n• \\PDelta\n\n⇒\n\n∆\n\n• \\PLambda\n\n⇒\n\nΛ\n\n• "
+     "\\APLambda\n\n⇒\n\nΛ\n\n• \\PLambdac\n\n⇒\n\nΛ\n\n+c\n\n• \\PLambdab\n\n⇒\n\nΛ\n\nb\n\n• \\POmega\n"
+     "\n⇒\n\nΩ\n\n• \\POmegapm\n\n⇒\n\nΩ\n\n±\n\n• \\POmegamp\n\n⇒\n\nΩ\n\n∓\n\n• \\POmegaplus\n\n⇒\n\nΩ\n"
+     "\n+\n\n• \\POmegaminus\n\n⇒\n\nΩ\n\n−\n\n• \\APOmega\n\n⇒\n\nΩ\n\n• \\APOmegaplus\n\n⇒\n\nΩ\n\n+\n\n"
+     "• \\APOmegaminus\n\n⇒\n\nΩ\n\n−\n\n• \\PSigma\n\n⇒\n\nΣ\n\n• \\PSigmapm\n\n⇒\n\nΣ\n\n±\n\n• \\PSigm"
+     "amp\n\n⇒\n\nΣ\n\n∓\n\n• \\PSigmaminus\n\n⇒\n\nΣ\n\n−", "en"),
 ]
 
 
