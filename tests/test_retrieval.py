@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import defaultdict
 
 import numpy as np
 import pytest
@@ -96,7 +97,7 @@ def test_golden_set_is_pinned_split_and_keeps_traps_out_of_the_pool(settings):
         # another document's sections, or questions on its topics: nothing cut from the pool
         assert all(q["id"].startswith(("maint-guide/", "questions/")) for q in absent)
         # the hand-written questions ask for a section in all five languages
-        asked = {q["relevant"]: set() for q in chosen if q["type"] == "question" and q["relevant"]}
+        asked: dict[str, set[str]] = defaultdict(set)
         for q in chosen:
             if q["type"] == "question" and q["relevant"]:
                 asked[q["relevant"]].add(q["lang"])
