@@ -109,6 +109,13 @@ MERGE_CASES = [
     # PP-OCR's full-width digits against Tesseract's ASCII ones: aligned, not replaced by =
     ("sddif=／devzerｏof５kb’filebs＝1kcount５", "$ddif=/dev/zeroof=5kb.filebs=1kcount=5",
      "$ dd if=/dev/zero of=5kb.file bs=1k count=5"),
+    # a zh-tw tuning page's curly quotes (slanted ticks): PP-OCR reads " or drops them,
+    # Tesseract reads 2, 2” or a curly quote; its " is the upright ＂ PP-OCR drops
+    ("\"aptitudewhyrege×可以透過\"aptitude-vwhyrege×列出更多的資", "aptitudewhyregex“可以透過2”aptitude-vwhyregex“列出更多的次",
+     "“aptitude why regex” 可以透過 “aptitude -v why regex” 列出更多的資"),
+    ("訊。類似的資訊可以透過aｐtrdeｐendsｐaｃkage或\"aｐt-ｃaｃherdepends", "訊。類似的資訊可以透過\"aptrdependspackage\"或2apt-cacherdepends",
+     "訊。類似的資訊可以透過\"apt rdepends package\" 或 “apt-cache rdepends"),
+    ("標準軟體包檢視分類軟體包的方法", "標準,坦體包檢視〞分類軟體包的方法", "標準“軟體包檢視”分類軟體包的方法"),
 ]
 
 
@@ -258,7 +265,9 @@ def test_hyphens_read_as_low_lines_are_put_back(read, strokes, text):
 
 @pytest.mark.parametrize("read, text", [
     ("录下运行”grep-e", "录下运行“grep-e"), ("regex“可以透過”aptitude", "regex”可以透過“aptitude"),
-    ("“動作”→“取消", "“動作”→“取消"), ("過濾框架“)的", "過濾框架“)的"),  # no Latin beside them: left
+    ("“動作”→“取消", "“動作”→“取消"),  # no Latin beside them, nor punctuation: left
+    ("過濾框架“)的", "過濾框架”)的"), ("正規表達式“），", "正規表達式”），"),  # before closing punctuation
+    ("（”動作", "（“動作"), ("以“.”開頭", "以“.”開頭"),  # after an opening bracket; code quotes stay
 ])
 def test_curly_quotes_open_before_a_latin_word_and_close_after_it(read, text):
     assert columns.quote_direction(read) == text

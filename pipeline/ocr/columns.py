@@ -16,9 +16,11 @@ Tesseract; quotes in Chinese by either reader).
   no stroke at the left edge (``low_lines``) there is no low line in it at all.
 - Curly quotes open before the text they quote and close after it: in a Chinese column a
   quote mark between a Han character (or CJK punctuation) and a Latin word opens (“), one
-  between a Latin word and Han closes (”); the readers confuse the two (and the vertical
-  forms of both). In the suite's 1271 zh-cn/zh-tw tuning paragraphs (spaces removed, as
-  in a read) the rule turns 6 of 943 curly quotes the wrong way.
+  between a Latin word and Han closes (”), one between Han and closing punctuation
+  （正規表達式”）） closes, one after an opening bracket opens; the readers confuse the two
+  (and the vertical forms of both). In the suite's 1271 zh-cn/zh-tw tuning paragraphs
+  (spaces removed, as in a read) the rules turn 6 of 943 curly quotes the wrong way, each
+  one the source itself sets the wrong way round (bin/init“，).
 """
 
 from __future__ import annotations
@@ -84,8 +86,13 @@ def hyphens(text: str, low_line_strokes: int) -> str:
 
 QUOTE_OPENS = re.compile(rf"(?<=[^{LATIN}\s!-/:-@\[-`{{-~])[“”](?=[{LATIN}])")
 QUOTE_CLOSES = re.compile(rf"(?<=[{LATIN}])[“”](?=[\u3000-\u303f\u3400-\u9fff\uff0c\uff1a\uff1b])")
+# After Han, a quote before closing punctuation closes (not before ASCII . : ? and the
+# like, which code quotes: “.bak”, “:”); one after an opening bracket opens
+QUOTE_BEFORE_CLOSING = re.compile(r"(?<=[\u3400-\u9fff])[“”](?=[)），。、；：！？」』])")
+QUOTE_AFTER_OPENING = re.compile(r"(?<=[(（「『])[“”]")
 
 
 def quote_direction(text: str) -> str:
     """Curly quotes of a Chinese column turned the way their neighbours say (see above)."""
-    return QUOTE_CLOSES.sub("”", QUOTE_OPENS.sub("“", text))
+    text = QUOTE_CLOSES.sub("”", QUOTE_OPENS.sub("“", text))
+    return QUOTE_AFTER_OPENING.sub("“", QUOTE_BEFORE_CLOSING.sub("”", text))
