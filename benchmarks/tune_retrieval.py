@@ -7,10 +7,11 @@ hybrid hit@5 per query language, the lowest language, MRR@10, and vector-only fo
 reference. The best setting: the highest lowest-language hit@5, then MRR@10. Then the
 translation-group similarity (best F1 of the translations listed under a hit: precision =
 same section, recall = of that section's other-language passages among the candidates) and
-the no-answer model (pipeline/retrieval/refusal.py): fitted on the dev split's answerable
-queries and its ``absent`` traps (their answer is in no passage), its bar the highest that
-costs at most five points of the answerable queries' hit@5; the ``on_topic`` traps (sections
-cut from the pool, often answered by a look-alike) are only reported at that bar.
+the no-answer models (pipeline/retrieval/refusal.py), one per query form (question or
+statement): each fitted on the dev split's answerable queries and ``absent`` traps (their
+answer is in no passage) of its form, its bar the highest that costs at most five points of
+that form's answerable queries' hit@5; the ``on_topic`` traps (sections cut from the pool,
+often answered by a look-alike) are only reported at those bars.
 
     .venv/bin/python benchmarks/tune_retrieval.py [--embedder NAME ...] [--no-answer-only]
 """
@@ -41,7 +42,7 @@ from pipeline.retrieval.evaluation import (
     trap_kind,
 )
 from pipeline.retrieval.fusion import FusionParams
-from pipeline.retrieval.refusal import NoAnswerModel, features, fit
+from pipeline.retrieval.refusal import QUERY_FORMS, NoAnswerDecision, NoAnswerModel, features, fit, query_form
 from pipeline.retrieval.retriever import Retriever, fusion_params
 from pipeline.stores import vector_store
 
@@ -87,20 +88,20 @@ def group_quality(retriever: Retriever, runs: list[QueryRun], params: FusionPara
 
 
 def no_answer_rows(retriever: Retriever, runs: list[QueryRun], params: FusionParams,
-                   ) -> tuple[list[tuple[dict[str, float], bool, bool]], list[dict[str, float]]]:
-    """Per dev query but the on-topic traps: the no-answer model's features, whether it has
-    an answer in the pool, and whether the hybrid retriever finds it in the top five; and
-    the on-topic traps' features apart."""
+                   ) -> tuple[list[tuple[str, dict[str, float], bool, bool]], list[tuple[str, dict[str, float]]]]:
+    """Per dev query but the on-topic traps: its form (question or statement), the no-answer
+    model's features, whether it has an answer in the pool, and whether the hybrid retriever
+    finds it in the top five; and the on-topic traps' forms and features apart."""
     rows, on_topic = [], []
     for run in runs:
         groups = retriever.rank([*run.candidates], run.query_lang, params)
         tokenization = retriever.settings.languages[run.query_lang].tokenization
         values = features(run.query["text"], run.query_lang, tokenization, groups, run.candidates)
-        relevant = run.query["relevant"]
+        form, relevant = query_form(run.query["text"]), run.query["relevant"]
         if trap_kind(run.query) == ON_TOPIC:
-            on_topic.append(values)
+            on_topic.append((form, values))
         else:
-            rows.append((values, relevant is not None, relevant is not None and section_rank(groups, relevant) < 5))
+            rows.append((form, values, relevant is not None, relevant is not None and section_rank(groups, relevant) < 5))
     return rows, on_topic
 
 
@@ -111,34 +112,44 @@ def refusal_curve(scores: np.ndarray, answerable: np.ndarray, correct: np.ndarra
             for bar in bars]
 
 
-def choose_no_answer(rows: list[tuple[dict[str, float], bool, bool]], on_topic: list[dict[str, float]],
+def choose_no_answer(rows: list[tuple[str, dict[str, float], bool, bool]], on_topic: list[tuple[str, dict[str, float]]],
                      max_loss: float = 0.05) -> dict:
-    """Fit the no-answer model on the dev rows; its bar: the highest that costs at most
-    ``max_loss`` of the answerable queries' hit@5. Prints the model's curve and, for
-    comparison, the curve of a bar on the best hit's vector similarity alone; reports the
-    on-topic traps refused at the chosen bar."""
-    answerable = np.array([a for _, a, _ in rows])
-    correct = np.array([c for _, _, c in rows])
-    weights, bias = fit([f for f, _, _ in rows], answerable)
-    model = NoAnswerModel(weights, bias, 0.0)
-    probability = np.array([model.probability(f) for f, _, _ in rows])
-    similarity = np.array([f["similarity"] for f, _, _ in rows])
-    unbarred = float(correct[answerable].mean())
-    chosen = 0.0
-    curve = refusal_curve(probability, answerable, correct, np.round(np.arange(0.0, 1.0, 0.01), 2))
-    for bar, _, served in curve:
-        if served < unbarred - max_loss:
-            break
-        chosen = bar
-    print(f"  no-answer model {weights} bias {bias}; answerable hit@5 without a bar {unbarred:.3f}")
-    for label, points in (("model probability", curve[::5] + [c for c in curve if c[0] == chosen]),
-                          ("similarity alone", refusal_curve(similarity, answerable, correct,
-                                                             np.round(np.arange(0.1, 0.65, 0.05), 2)))):
-        print(f"  {label}: " + "; ".join(f"{b:.2f}: refused {r:.3f} served {s:.3f}" for b, r, s in points))
-    refused, served = next((r, s) for b, r, s in curve if b == chosen)
-    on_topic_refused = float(np.mean([model.probability(f) < chosen for f in on_topic])) if on_topic else None
-    return {"weights": weights, "bias": bias, "below": chosen, "dev_traps_refused": round(refused, 4),
-            "dev_served_hit5": round(served, 4),
+    """Per query form, fit the no-answer model on that form's dev rows; its bar: the highest
+    that costs at most ``max_loss`` of the form's answerable queries' hit@5. Prints each
+    model's curve and, for comparison, the curve of a bar on the best hit's vector similarity
+    alone; reports the traps refused and the hit@5 served over both forms, and the on-topic
+    traps refused, at the chosen bars."""
+    chosen: dict[str, NoAnswerModel] = {}
+    for form in QUERY_FORMS:
+        mine = [(f, a, c) for fm, f, a, c in rows if fm == form]
+        answerable = np.array([a for _, a, _ in mine])
+        correct = np.array([c for _, _, c in mine])
+        weights, bias = fit([f for f, _, _ in mine], answerable)
+        model = NoAnswerModel(weights, bias, 0.0)
+        probability = np.array([model.probability(f) for f, _, _ in mine])
+        similarity = np.array([f["similarity"] for f, _, _ in mine])
+        unbarred = float(correct[answerable].mean())
+        bar = 0.0
+        curve = refusal_curve(probability, answerable, correct, np.round(np.arange(0.0, 1.0, 0.01), 2))
+        for b, _, served in curve:
+            if served < unbarred - max_loss:
+                break
+            bar = b
+        print(f"  {form}s ({answerable.sum()} answerable, {(~answerable).sum()} absent traps): no-answer model "
+              f"{weights} bias {bias}; answerable hit@5 without a bar {unbarred:.3f}")
+        for label, points in (("model probability", curve[::5] + [c for c in curve if c[0] == bar]),
+                              ("similarity alone", refusal_curve(similarity, answerable, correct,
+                                                                 np.round(np.arange(0.1, 0.65, 0.05), 2)))):
+            print(f"    {label}: " + "; ".join(f"{b:.2f}: refused {r:.3f} served {s:.3f}" for b, r, s in points))
+        chosen[form] = NoAnswerModel(weights, bias, bar)
+    decision = NoAnswerDecision(chosen)
+    answered = np.array([decision.models[form].answers(f) for form, f, _, _ in rows])
+    answerable = np.array([a for _, _, a, _ in rows])
+    correct = np.array([c for _, _, _, c in rows])
+    on_topic_refused = float(np.mean([not decision.models[form].answers(f) for form, f in on_topic])) if on_topic else None
+    return {**{form: {"weights": m.weights, "bias": m.bias, "below": m.below} for form, m in chosen.items()},
+            "dev_traps_refused": round(float((~answered[~answerable]).mean()), 4),
+            "dev_served_hit5": round(float((correct & answered)[answerable].mean()), 4),
             "dev_on_topic_refused": None if on_topic_refused is None else round(on_topic_refused, 4)}
 
 

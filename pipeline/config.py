@@ -94,6 +94,11 @@ class NoAnswerConfig(_Section):
     below: float  # probability that the best hit answers, below which search refuses
 
 
+class NoAnswerForms(_Section):  # one model per query form (refusal.QUERY_FORMS)
+    statement: NoAnswerConfig
+    question: NoAnswerConfig
+
+
 class RetrievalConfig(_Section):
     vector_candidates: int
     lexical_candidates: int
@@ -101,7 +106,7 @@ class RetrievalConfig(_Section):
     lexical_rank_offset: int
     lexical_min_match: int
     group_similarity: float
-    no_answer: dict[str, NoAnswerConfig]  # by embedder name: each has its own similarity scale
+    no_answer: dict[str, NoAnswerForms]  # by embedder name: each has its own similarity scale
     golden_set: str
     golden_sha256: str
 

@@ -172,9 +172,36 @@ def test_coverage_weighs_rare_query_terms_and_reads_the_query_language_member():
 def test_each_embedder_has_its_own_no_answer_model_or_none(settings):
     from pipeline.retrieval.retriever import no_answer_model
 
-    model = no_answer_model(settings, settings.embedding.model)
-    assert model is not None and 0 < model.below < 1 and set(model.weights) == set(refusal.FEATURES)
+    decision = no_answer_model(settings, settings.embedding.model)
+    assert decision is not None and set(decision.models) == set(refusal.QUERY_FORMS)
+    for model in decision.models.values():
+        assert 0 < model.below < 1 and set(model.weights) == set(refusal.FEATURES)
+    assert decision.model("Was ist Debian?") is decision.models["question"]
+    assert decision.model("Booten von der Festplatte") is decision.models["statement"]
     assert no_answer_model(settings, "an-embedder-never-fitted") is None
+
+
+@pytest.mark.parametrize("query, form", [
+    ("Wer ist der ursprüngliche Autor eines Programms?", "question"), ("¿Qué es Debian", "question"),
+    ("Debian はノートパソコンでも動きますか", "question"), ("Debian 支持笔记本电脑吗", "question"),
+    ("安装 Debian 最少需要多少内存和硬盘空间？", "question"), ('He asked "why?"', "question"),
+    ("Booting from network", "statement"), ("第一条 目的", "statement"), ("Artículo 5. Licitud del tratamiento", "statement"),
+    ("Le «¿qué?» de Debian", "statement"), ("パッケージの作成", "statement"),
+])
+def test_a_query_is_a_question_by_its_form_in_each_language(query, form):
+    assert refusal.query_form(query) == form
+
+
+def test_heading_coverage_reads_the_heading_path_and_falls_back_to_the_text_without_one():
+    headed = passage("a", "en", "Pick the disk to install to.", 0.5)
+    headed.properties["heading_path"] = ["Partitioning", "Guided partitioning"]
+    bare = passage("b", "en", "The guided setup picks the disk for you.", 0.5)
+    values = refusal.features("guided partitioning", "en", "word", [Group(shown=headed, score=1.0)], [headed, bare])
+    assert values["heading_coverage"] == 1.0 and values["coverage"] == 0.0
+    values = refusal.features("guided partitioning", "en", "word", [Group(shown=bare, score=1.0)], [headed, bare])
+    assert 0.0 < values["heading_coverage"] == values["coverage"] < 1.0  # no heading: judged by the text
+    other = refusal.features("shared libraries", "en", "word", [Group(shown=headed, score=1.0)], [headed, bare])
+    assert other["heading_coverage"] == 0.0
 
 
 def test_no_answer_model_fits_a_separable_feature_and_refuses_below_its_bar():

@@ -35,7 +35,7 @@ from pipeline.alignment.maps import load_production_map
 from pipeline.config import Settings
 from pipeline.embedding.embedders import Embedder, embedder_id, get_embedder
 from pipeline.retrieval.fusion import Candidate, FusionParams, Group
-from pipeline.retrieval.refusal import NoAnswerModel, features
+from pipeline.retrieval.refusal import NoAnswerDecision, features
 from pipeline.retrieval.retriever import Retriever, fusion_params
 from pipeline.stores import vector_store
 
@@ -142,16 +142,17 @@ def metrics(ranks: list[int], served: list[bool]) -> dict[str, Any]:
 
 
 def answers(retriever: Retriever, run: QueryRun, groups: list[Group], candidates: list[Candidate],
-            model: NoAnswerModel | None) -> bool:
+            model: NoAnswerDecision | None) -> bool:
     """Whether search would answer (the no-answer model over the mode's own candidates;
     with no model fitted for the embedder, every query with a hit is answered)."""
     if model is None:
         return bool(groups)
     tokenization = retriever.settings.languages[run.query_lang].tokenization
-    return bool(groups) and model.answers(features(run.query["text"], run.query_lang, tokenization, groups, candidates))
+    query = run.query["text"]
+    return bool(groups) and model.answers(query, features(query, run.query_lang, tokenization, groups, candidates))
 
 
-def score_runs(runs: list[QueryRun], retriever: Retriever, params: FusionParams, model: NoAnswerModel | None,
+def score_runs(runs: list[QueryRun], retriever: Retriever, params: FusionParams, model: NoAnswerDecision | None,
                ) -> dict[str, Any]:
     """Per mode: figures per query language and per query type, no-answer refusals."""
     out: dict[str, Any] = {}
@@ -213,7 +214,7 @@ def cross_lingual(settings: Settings, golden: dict[str, Any], embedder: Embedder
 
 def evaluate_retrieval(settings: Settings, client, golden: Path | None = None, embedders: list[str] | None = None,
                        split: str = "test", params: FusionParams | None = None,
-                       model: NoAnswerModel | None = None) -> dict[str, Any]:
+                       model: NoAnswerDecision | None = None) -> dict[str, Any]:
     golden = golden or golden_path(settings)
     data = json.loads(golden.read_text(encoding="utf-8"))
     sha256 = hashlib.sha256(golden.read_bytes()).hexdigest()
@@ -232,7 +233,8 @@ def evaluate_retrieval(settings: Settings, client, golden: Path | None = None, e
         runs = list(run_queries(retriever, queries))
         seconds = np.array([r.seconds for r in runs]) * 1000
         result["embedders"][embedder_id(embedder)] = {
-            "no_answer": vars(refusal) if refusal else None,  # None: no model fitted, nothing refused
+            # None: no model fitted, nothing refused
+            "no_answer": {form: vars(m) for form, m in refusal.models.items()} if refusal else None,
             **score_runs(runs, retriever, params, refusal),
             "language_detected": round(float(np.mean([r.query_lang == r.query["lang"] for r in runs])), 4),
             "ms_per_query": {"mean": round(float(seconds.mean()), 1), "p95": round(float(np.percentile(seconds, 95)), 1)},

@@ -28,7 +28,7 @@ from pipeline.retrieval.fusion import (
     fuse,
     group_translations,
 )
-from pipeline.retrieval.refusal import NoAnswerModel, features
+from pipeline.retrieval.refusal import QUERY_FORMS, NoAnswerDecision, NoAnswerModel, features
 from pipeline.stores import vector_store
 from pipeline.text.langid import detect_block
 
@@ -62,11 +62,14 @@ def fusion_params(settings: Settings) -> FusionParams:
     return FusionParams(r.lexical_weight, r.lexical_rank_offset, r.group_similarity)
 
 
-def no_answer_model(settings: Settings, embedder: str) -> NoAnswerModel | None:
-    """The no-answer model fitted for ``embedder`` (similarities have each embedder's own
-    scale); None when the config has none."""
-    n = settings.retrieval.no_answer.get(embedder)
-    return NoAnswerModel(dict(n.weights), n.bias, n.below) if n else None
+def no_answer_model(settings: Settings, embedder: str) -> NoAnswerDecision | None:
+    """The no-answer models fitted for ``embedder``, one per query form (similarities have
+    each embedder's own scale); None when the config has none."""
+    forms = settings.retrieval.no_answer.get(embedder)
+    if forms is None:
+        return None
+    return NoAnswerDecision({form: NoAnswerModel(dict(m.weights), m.bias, m.below)
+                             for form in QUERY_FORMS for m in [getattr(forms, form)]})
 
 
 def top_similarity(groups: list[Group]) -> float:
@@ -145,7 +148,7 @@ class Retriever:
                              f"golden set's dev split (benchmarks/tune_retrieval.py --embedder {self.embedder.name}) "
                              "and add it to the config")
         tokenization = self.settings.languages[query_lang].tokenization
-        return self.no_answer.probability(features(query, query_lang, tokenization, groups, candidates))
+        return self.no_answer.probability(query, features(query, query_lang, tokenization, groups, candidates))
 
     def search(self, query: str, limit: int = 5, lang: str | None = None, mode: Mode = "hybrid") -> SearchResult:
         query_lang = self.query_language(query)
@@ -153,7 +156,7 @@ class Retriever:
         candidates = self.candidates(query, query_lang, vector, mode, lang)
         groups = self.rank([*candidates], query_lang, limit=max(limit, 2))  # the runner-up is a feature
         probability = self.answer_probability(query, query_lang, groups, candidates)
-        answered = bool(groups) and probability >= self.no_answer.below
+        answered = bool(groups) and probability >= self.no_answer.model(query).below
         return SearchResult(query=query, query_lang=query_lang, groups=groups[:limit] if answered else [],
                             answered=answered, best_score=top_similarity(groups), answer_probability=probability)
 
