@@ -317,3 +317,25 @@ def test_a_tier_tesseract_reads_with_a_column_split_is_read_again_in_halves(monk
     tier = [geometry.Line(box=(i, 0, i + 1, 10), frame=0, starts_paragraph=False) for i in range(5)]
     assert page._vertical_tiers(np.zeros((10, 10), np.uint8), tier, "chi_sim_vert") == \
         {0: "列一", 1: "列二", 2: "ls -lfoo", 3: "列四", 4: "列五"}
+
+
+# the reads of the orientation sample (the heads of the four longest columns) of tuning
+# pages with code, and of the heads of the next eight columns (MORE_*)
+ZH_CN_SAMPLE = "=tune2fs-codevUUェD=８17bae6b-45dBtrfs狀态能够在Ｄebianmmkfs (8)在Linu×系统上创建"
+ZH_TW_SAMPLE = "bs＝ュｃｏunt=oif＝\\dev\\zeloopnew.imnew#cdold#類似的，可引導的ISO9660映象檔案，\"c這裡的ェsｏlｉnu×bｏｏｔlｏade"
+MORE_ZH_TW = ("#mkdiroldmkdir#kpartx-a-vdisk·.mnt/loopo..·hack＃mkdir-ｐ/mnt/しｏｏpｏ＃m可以使用迴圈裝置通過下列方式掛載和"
+              "·hack···hack···hack或者，你也可以使用kpart×軟體包中Ｓddbs＝ュｃｏuｎt川ｏ")
+
+
+def test_kana_misread_in_code_do_not_make_a_chinese_page_japanese():
+    # a kana among Latin and symbols (UUID read UUェD, bs=1 read bs=ュ) does not count
+    assert page.looks_japanese("=tune2fs-codevUUD=８17bae6b-45dBtrfs狀ュ") is True  # beside Han it does
+    assert page.cjk_script(ZH_CN_SAMPLE) == "zh"
+    assert page.cjk_script("GNUやLinuxやBSD") is None
+    # one kana beside Han (這裡的ェsolinux): judged with eight more columns, which hold no kana but lone ones
+    assert page.cjk_script(ZH_TW_SAMPLE) == "ja"
+    assert page.page_script(ZH_TW_SAMPLE, lambda: MORE_ZH_TW) == "zh"
+    # a Japanese sample decides alone; one with a kana or two is judged with more lines
+    assert page.page_script("パッケージを作成します。この節では", lambda: pytest.fail("read more")) == "ja"
+    assert page.page_script("Debianのaptを設定", lambda: "パッケージを作成します") == "ja"
+    assert page.page_script("=tune2fs-codev", lambda: "文件系统上创建") == "zh"  # no Han or kana: as before

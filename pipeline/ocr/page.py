@@ -36,6 +36,7 @@ import logging
 import re
 import subprocess
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,6 +56,13 @@ log = logging.getLogger(__name__)
 # and the page was read by jpn_vert: 20.7 % CER)
 KANA = re.compile(r"[\u3041-\u3096\u30a1-\u30fa]")
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
+# A kana letter with neither Han nor kana on either side is a misread of Latin or a symbol,
+# and does not count as kana: in code columns the readers take the 1 of bs=1M for ュ, the
+# l of /mnt/loop for し, the I of UUID for ェ (zh-tw and zh-cn tuning pages, 13 pt sans,
+# judged Japanese on such kana and read by jpn_vert at 9-14 % CER). Japanese text keeps
+# its kana beside other kana and Han.
+LONE_KANA = re.compile(r"(?<![\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff])[\u3041-\u3096\u30a1-\u30fa]"
+                       r"(?![\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff])")
 # Han, kana and CJK punctuation/brackets (not the full-width forms of ASCII)
 CJK_TEXT = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uf900-\ufaff\ufe10-\ufe4f]")
 # A column with any of these (after NFKC) is read by Tesseract too: see merge_reads
@@ -66,6 +74,12 @@ SAMPLE_LINES = 4
 # page without a script was read without Tesseract's merge and the Chinese column rules
 # (10.4 % CER instead of 4.3 %). (Horizontal pages are read by PP-OCR in every script.)
 SCRIPT_LINES = 8
+# A sample judged Japanese on fewer kana than this (LONE_KANA aside) is judged again with
+# SCRIPT_LINES more lines: the sample of a zh-tw tuning page (13 pt sans, moderate dust,
+# the four longest columns mostly code) held 16 CJK characters and one kana beside Han
+# (這裡的ェsolinux: the I of Isolinux), enough for Japanese; the heads of the next eight
+# columns hold 30 more Han and no kana but lone ones.
+SURE_KANA = 3
 # Two reads of a vertical Chinese column are merged only when they agree on this share
 # of their characters (difflib ratio): less means one of them misread the column.
 MERGE_MIN_AGREEMENT = 0.6
@@ -95,16 +109,32 @@ class PageOcr:
     rejected: list[tuple[str, float]] = field(default_factory=list)  # reads under MIN_LINE_SCORE, with it
 
 
+def _kana(text: str) -> int:
+    """Kana letters that stand beside Han or kana (see LONE_KANA)."""
+    return len(KANA.findall(text)) - len(LONE_KANA.findall(text))
+
+
 def looks_japanese(text: str) -> bool:
-    cjk = len(CJK.findall(text))
-    return cjk > 0 and len(KANA.findall(text)) / cjk > 0.05
+    cjk = len(CJK.findall(text)) - len(LONE_KANA.findall(text))
+    return cjk > 0 and _kana(text) / cjk > 0.05
 
 
 def cjk_script(text: str) -> str | None:
-    """"ja" for text with kana, "zh" for other Han text, None for text without either."""
+    """"ja" for text with kana, "zh" for other Han text, None for text without either
+    (kana among Latin do not count: LONE_KANA)."""
     if looks_japanese(text):
         return "ja"
-    return "zh" if CJK.search(text) else None
+    return "zh" if len(CJK.findall(text)) > len(LONE_KANA.findall(text)) else None
+
+
+def page_script(sample: str, more: Callable[[], str] | None = None) -> str | None:
+    """The script (``cjk_script``) of a page from its sample's read; where the sample does
+    not decide it (no Han or kana, or fewer than SURE_KANA kana), from the sample and the
+    read of SCRIPT_LINES more lines (``more``, when given) together."""
+    script = cjk_script(sample)
+    if more is not None and (script is None or (script == "ja" and _kana(sample) < SURE_KANA)):
+        script = cjk_script(sample + more())
+    return script
 
 
 def _nfkc(text: str) -> str:
@@ -292,12 +322,15 @@ def ocr_page(gray: np.ndarray, vertical_models: dict[str, str], rec: Recogniser 
     rotation = 0
     if _mean_score(flipped) > _mean_score(upright) + 0.05:
         rotation, upright = 180, flipped
-    script = cjk_script("".join(t for t, _ in upright))
-    if script is None and direction == "vertical" and len(lines) > SAMPLE_LINES:  # only columns need the script
+    def more_lines() -> str:
         more = _sample_crops(page, lines, direction, skip=SAMPLE_LINES, count=SCRIPT_LINES)
         if rotation == 180:
             more = [np.ascontiguousarray(np.rot90(c, 2)) for c in more]
-        script = cjk_script("".join(t for t, _ in rec.read(more)))
+        return "".join(t for t, _ in rec.read(more))
+
+    # only columns need the script
+    script = page_script("".join(t for t, _ in upright),
+                         more_lines if direction == "vertical" and len(lines) > SAMPLE_LINES else None)
     if script in vertical_models:
         glyphs = osd_rotation(rotate90(page, rotation))
         if glyphs is not None:
