@@ -121,14 +121,14 @@ MERGE_CASES = [
 
 @pytest.mark.parametrize("turned, upright, truth", MERGE_CASES)
 def test_merge_reads_takes_symbols_upright_and_han_and_letters_turned(turned, upright, truth):
-    merged, errors = page.merge_reads(turned, upright), lambda text: scan_pages.cer(truth, text)
+    merged, errors = columns.merge_reads(turned, upright), lambda text: scan_pages.cer(truth, text)
     assert errors(merged) <= min(errors(turned), errors(upright))
     assert errors(merged) < errors(turned) or errors(turned) == 0
     assert "閉" not in merged and "殼" not in merged  # Tesseract's Han misreads stay out
 
 
 def test_merge_reads_keeps_identical_reads():
-    assert page.merge_reads("在Debian中，這是", "在Debian中,這是") == "在Debian中，這是"
+    assert columns.merge_reads("在Debian中，這是", "在Debian中,這是") == "在Debian中，這是"
 
 
 # --- scan damage (pipeline.ocr.noise, deskew) --------------------------------------------

@@ -24,7 +24,7 @@ The steps, in order, and the facts behind them:
   on two-tier pages). Vertical Chinese columns that hold Latin are read by both: PP-OCR
   sees the column turned, so the upright full-width symbols of code (／ ＄ ＿ ＇ ：)
   reach it sideways and are dropped or misread, while Tesseract's ``chi_*_vert`` reads
-  them upright; the two reads are merged character by character (``merge_reads``).
+  them upright; the two reads are merged character by character (``columns.merge_reads``).
 
 Boxes are returned in the pixel frame of the page as given (before any rotation).
 """
@@ -63,9 +63,7 @@ CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 # its kana beside other kana and Han.
 LONE_KANA = re.compile(r"(?<![\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff])[\u3041-\u3096\u30a1-\u30fa]"
                        r"(?![\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff])")
-# Han, kana and CJK punctuation/brackets (not the full-width forms of ASCII)
-CJK_TEXT = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uf900-\ufaff\ufe10-\ufe4f]")
-# A column with any of these (after NFKC) is read by Tesseract too: see merge_reads
+# A column with any of these (after NFKC) is read by Tesseract too: see columns.merge_reads
 LATIN_OR_SYMBOL = re.compile(r"[!-~]")
 SAMPLE_LINES = 4
 # When the sample of a vertical page holds neither Han nor kana, the script is judged on
@@ -136,63 +134,6 @@ def page_script(sample: str, more: Callable[[], str] | None = None) -> str | Non
         script = cjk_script(sample + more())
     return script
 
-
-def _nfkc(text: str) -> str:
-    return unicodedata.normalize("NFKC", text)
-
-
-def merge_reads(turned: str, upright: str) -> str:
-    """One vertical Chinese column from PP-OCR's read (``turned``: the column turned into a
-    line) and Tesseract ``chi_*_vert``'s (``upright``).
-
-    Where the reads differ (aligned ignoring case and width: ５ is 5): Han and CJK
-    punctuation from PP-OCR, which reads them better; Latin letters and digits from PP-OCR (Tesseract turns l
-    into L, doubles letters and adds some after symbols); symbols from Tesseract, which
-    sees them upright (PP-OCR drops ／ and ＿ and reads ＄ as s, ＇ as i, ： as .), in
-    place of whatever PP-OCR read there. A 1 or 0 that PP-OCR read after a lower-case
-    letter where Tesseract read l, I, o or O is the letter (turned, l and 1 look alike:
-    "she11"). Where PP-OCR read only a symbol that looks like a letter against Tesseract's
-    letters, Tesseract's read stands (x read ×; a $ read g stays $). A " that Tesseract
-    does not confirm is a curly quote (UNCONFIRMED_QUOTE).
-    """
-    def folded(text: str) -> list[str]:  # full-width and ASCII forms align (５ with 5)
-        return [f if len(f := _nfkc(c).lower()) == 1 else c for c in text]
-
-    out = []
-    upright = upright.translate(DOUBLE_PRIME_QUOTES)
-    matcher = difflib.SequenceMatcher(None, folded(turned), folded(upright), autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        ours, theirs = turned[i1:i2], upright[j1:j2]
-        symbols = "".join(c for c in theirs if not c.isalnum())
-        if op == "replace" and DIGITS_FOR_LETTERS.fullmatch(ours) and LETTERS_LIKE_DIGITS.fullmatch(theirs) \
-                and len(ours) == len(theirs) and ENDS_LOWER_CASE.search("".join(out)) \
-                and not turned[i2:i2 + 1].isdigit():
-            out.append(ours.translate(LETTERS_OF_DIGITS))  # she11 -> shell: 1 and 0 in a word
-        elif op != "equal" and _nfkc(ours) == '"' and _nfkc(theirs) in UNCONFIRMED_QUOTE:
-            out.append("“")  # a curly quote's ticks, which only the turned read took for "
-        elif op == "replace" and ours and set(ours) <= SYMBOLS_LIKE_LETTERS and theirs[:1].isalpha() \
-                and not CJK_TEXT.search(ours + theirs):
-            out.append(theirs)  # a letter PP-OCR took for a symbol (x read ×) beside one it dropped
-        elif op == "equal" or not symbols or CJK_TEXT.search(ours + theirs) or _nfkc(ours) == _nfkc(theirs):
-            out.append(ours)
-        else:
-            out.append(symbols)
-    return "".join(out)
-
-# Tesseract reads a curly quote's ticks as the double prime quotes 〝 〞 〟 (CJK
-# punctuation to the merge, which would keep PP-OCR's read, often nothing)
-DOUBLE_PRIME_QUOTES = str.maketrans("〝〞〟", "“””")
-# Where PP-OCR reads " and Tesseract does not (nothing, "2", a curly quote), the ink is a
-# curly quote: a full-width ＂ stands upright, and Tesseract, which sees it upright, reads
-# it as " (PP-OCR, seeing it turned, drops it); the slanted ticks of “ ” are what PP-OCR
-# reads as " and Tesseract as 2 or 2”. On a zh-tw tuning page (14 pt sans, JPEG mild) 13
-# of the 16 errors were such quotes.
-UNCONFIRMED_QUOTE = {"", "2", "2“", "2”", "“", "”"}
-SYMBOLS_LIKE_LETTERS = {"×"}
-DIGITS_FOR_LETTERS = re.compile("[01]+")
-LETTERS_LIKE_DIGITS = re.compile("[lIoO]+")
-ENDS_LOWER_CASE = re.compile("[a-z]$")
-LETTERS_OF_DIGITS = str.maketrans("10", "lo")
 
 # Vertical presentation forms (︒ ︑ ﹁ ﹂ ︵ ︶ ...) that a reader may return: their
 # horizontal forms are the text (NFKC maps each to it)
@@ -430,13 +371,13 @@ def _in_reading_order(reads: list[tuple[Read, Direction]]) -> tuple[list[Line], 
 def _merge_vertical_chinese(page: np.ndarray, lines: list[Line], texts: list[str], engines: list[str],
                             vertical_models: dict[str, str]) -> tuple[list[str], list[str]]:
     """Columns whose PP-OCR read holds Latin, read again by Tesseract and merged
-    (``merge_reads``); a column where the two reads share too little is left as PP-OCR
+    (``columns.merge_reads``); a column where the two reads share too little is left as PP-OCR
     read it."""
     from pipeline.text.langid import chinese_forms
 
     forms = chinese_forms("".join(texts))
     model = vertical_models.get("zh-Hant", vertical_models["zh"]) if forms == "traditional" else vertical_models["zh"]
-    latin = [i for i, t in enumerate(texts) if LATIN_OR_SYMBOL.search(_nfkc(t))]
+    latin = [i for i, t in enumerate(texts) if LATIN_OR_SYMBOL.search(columns.nfkc(t))]
     if not latin:
         return texts, engines
     texts, engines = list(texts), list(engines)
@@ -450,8 +391,8 @@ def _merge_vertical_chinese(page: np.ndarray, lines: list[Line], texts: list[str
     for i, upright in reads.items():
         box = lines[i].box
         upright = columns.hyphens(upright, columns.low_lines(page[box[1]:box[3], box[0]:box[2]]))
-        agreement = difflib.SequenceMatcher(None, _nfkc(texts[i]), _nfkc(upright), autojunk=False).ratio()
+        agreement = difflib.SequenceMatcher(None, columns.nfkc(texts[i]), columns.nfkc(upright), autojunk=False).ratio()
         if agreement >= MERGE_MIN_AGREEMENT:
-            texts[i] = merge_reads(texts[i], upright)
+            texts[i] = columns.merge_reads(texts[i], upright)
             engines[i] = f"{engines[i]} + {_tesseract_engine(model)}"
     return texts, engines
