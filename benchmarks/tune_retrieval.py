@@ -43,7 +43,7 @@ from pipeline.retrieval.evaluation import (
 )
 from pipeline.retrieval.fusion import FusionParams
 from pipeline.retrieval.refusal import QUERY_FORMS, NoAnswerDecision, NoAnswerModel, features, fit, query_form
-from pipeline.retrieval.retriever import Retriever, fusion_params
+from pipeline.retrieval.retriever import Retriever
 from pipeline.stores import vector_store
 
 WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
@@ -158,7 +158,7 @@ def main() -> int:
     parser.add_argument("--embedder", action="append")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--no-answer-only", action="store_true",
-                        help="keep the configured fusion and group settings; fit the no-answer model alone")
+                        help="keep the embedder's configured fusion and group settings; fit the no-answer models alone")
     args = parser.parse_args()
     settings = get_settings()
     path = golden_path(settings)
@@ -172,19 +172,19 @@ def main() -> int:
             retriever = Retriever(settings, client, load_pool(client, settings, data, sha256, embedder), name)
             vectors = encode_cached(settings, embedder, [q["text"] for q in queries], query=True)
             if args.no_answer_only:
-                configured = settings.retrieval.lexical_min_match
-                params = fusion_params(settings)
-                runs = dev_runs(retriever, queries, vectors, configured)
+                params = retriever.fusion
+                runs = dev_runs(retriever, queries, vectors, retriever.lexical_min_match)
                 report[name] = {"no_answer": choose_no_answer(*no_answer_rows(retriever, runs, params)),
                                 "dev": figures(retriever, runs, params, "hybrid")}
                 print(f"  chosen: {report[name]}")
                 continue
             runs = {m: dev_runs(retriever, queries, vectors, m) for m in MIN_MATCH}
-            base = FusionParams(0.0, 1, settings.retrieval.group_similarity)
+            group = retriever.fusion.group_similarity  # as tuned before (or the configured embedder's)
+            base = FusionParams(0.0, 1, group)
             print(f"\n{name}: vector only {figures(retriever, runs[1], base, 'vector')}")
             rows = []
             for weight, offset, m in itertools.product(WEIGHTS, OFFSETS, MIN_MATCH):
-                f = figures(retriever, runs[m], FusionParams(weight, offset, settings.retrieval.group_similarity), "hybrid")
+                f = figures(retriever, runs[m], FusionParams(weight, offset, group), "hybrid")
                 rows.append(((f["min_hit5"], f["mrr10"]), weight, offset, m, f))
                 print(f"  weight {weight} offset {offset} min_match {m}: min hit@5 {f['min_hit5']:.3f} "
                       f"MRR@10 {f['mrr10']:.3f} {json.dumps({k: round(v, 3) for k, v in f['hit5'].items()})}")

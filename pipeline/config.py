@@ -79,6 +79,7 @@ class CleaningConfig(_Section):
 
 
 class ChunkingConfig(_Section):
+    embedder: str  # sentence similarity at chunk boundaries (its own scale: the threshold is tuned for it)
     similarity_threshold: float
     min_chunk_chars: int
 
@@ -99,14 +100,21 @@ class NoAnswerForms(_Section):  # one model per query form (refusal.QUERY_FORMS)
     question: NoAnswerConfig
 
 
-class RetrievalConfig(_Section):
-    vector_candidates: int
-    lexical_candidates: int
+class EmbedderTuning(_Section):
+    """What benchmarks/tune_retrieval.py chooses for one embedder: a lexical bonus is added to
+    a vector similarity and groups are cut at one, so each embedder's scale needs its own."""
+
     lexical_weight: float
     lexical_rank_offset: int
     lexical_min_match: int
     group_similarity: float
-    no_answer: dict[str, NoAnswerForms]  # by embedder name: each has its own similarity scale
+    no_answer: NoAnswerForms
+
+
+class RetrievalConfig(_Section):
+    vector_candidates: int
+    lexical_candidates: int
+    embedders: dict[str, EmbedderTuning]  # by embedder name
     golden_set: str
     golden_sha256: str
 

@@ -156,7 +156,7 @@ def test_embed_command_writes_vectors_in_input_order(settings, tmp_path, monkeyp
     raw, aligned = np.load(tmp_path / "raw.npy"), np.load(tmp_path / "aligned.npy")
     embedder = get_embedder(settings.embedding.model)
     expected = np.vstack([embedder.encode([t], query=True) for t in texts])  # questions, unless --passages
-    assert raw.shape == (3, 512) and np.allclose(raw, expected, atol=1e-5)
+    assert raw.shape == (3, embedder.dimension) and np.allclose(raw, expected, atol=1e-5)
     assert run_cli(["embed", "--lang", "de", "--raw", "--passages", "--out", str(tmp_path / "stored.npy")], stdin,
                    monkeypatch) == 0
     assert np.allclose(np.load(tmp_path / "stored.npy"), embedder.encode(texts), atol=1e-5)

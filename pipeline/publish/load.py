@@ -40,6 +40,7 @@ def load_batch(batch_id: str, doc_ids: list[str], settings: Settings) -> dict[st
     objects = batch_objects(ws, doc_ids)
     name = vector_store.staging_name(settings, batch_id)
     with vector_store.connect(settings) as client:
+        vector_store.check_embedder(vector_store.live_collection(client, settings), settings)
         collection = vector_store.ensure_collection(client, settings, name)
         vector_store.insert_objects(collection, objects, settings)
         count = collection.aggregate.over_all(total_count=True).total_count

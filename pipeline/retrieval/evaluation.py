@@ -36,7 +36,7 @@ from pipeline.config import Settings
 from pipeline.embedding.embedders import Embedder, embedder_id, get_embedder
 from pipeline.retrieval.fusion import Candidate, FusionParams, Group
 from pipeline.retrieval.refusal import NoAnswerDecision, features
-from pipeline.retrieval.retriever import Retriever, fusion_params
+from pipeline.retrieval.retriever import Retriever
 from pipeline.stores import vector_store
 
 MODES = ("vector", "hybrid")
@@ -187,20 +187,28 @@ def cross_lingual(settings: Settings, golden: dict[str, Any], embedder: Embedder
     """Queries against the reference-language passages alone, by vector (aligned as served):
     per non-reference query language, per query type over those languages (``type:...``),
     and the reference language's own queries by type (``same language, type:...``: what the
-    embedder gives with no translation at all, the bound for the rest)."""
+    embedder gives with no translation at all, the bound for the rest). The set keeps a
+    section's heading out of its passage; the chunk stage does not (a section's first chunk
+    starts with its heading), so each query language is also ranked against the passages as
+    stored, heading first (``as stored: <lang>``)."""
     reference = golden["reference_language"]
     english = [p for p in golden["passages"] if p["lang"] == reference]
     index = {p["section"]: i for i, p in enumerate(english)}
-    pool = aligned(settings, embedder, encode_cached(settings, embedder, [p["text"] for p in english]),
-                   [p["lang"] for p in english])
-    ranked: list[tuple[dict[str, Any], int]] = []
-    for lang in sorted({q["lang"] for q in queries}):
-        chosen = [q for q in queries if q["lang"] == lang and q["relevant"] in index]
-        raw = encode_cached(settings, embedder, [q["text"] for q in chosen], query=True)
-        scores = aligned(settings, embedder, raw, [lang] * len(chosen)) @ pool.T
-        relevant = np.array([index[q["relevant"]] for q in chosen])
-        ranks = (scores > scores[np.arange(len(chosen)), relevant][:, None]).sum(axis=1)
-        ranked += zip(chosen, ranks.tolist())
+
+    def ranked_against(texts: list[str]) -> list[tuple[dict[str, Any], int]]:
+        pool = aligned(settings, embedder, encode_cached(settings, embedder, texts), [reference] * len(texts))
+        ranked = []
+        for lang in sorted({q["lang"] for q in queries}):
+            chosen = [q for q in queries if q["lang"] == lang and q["relevant"] in index]
+            raw = encode_cached(settings, embedder, [q["text"] for q in chosen], query=True)
+            scores = aligned(settings, embedder, raw, [lang] * len(chosen)) @ pool.T
+            relevant = np.array([index[q["relevant"]] for q in chosen])
+            ranks = (scores > scores[np.arange(len(chosen)), relevant][:, None]).sum(axis=1)
+            ranked += zip(chosen, ranks.tolist())
+        return ranked
+
+    ranked = ranked_against([p["text"] for p in english])
+    stored = ranked_against([f"{p['heading']} {p['text']}" for p in english])
     out = {}
     for key, keep in ([(lang, lambda q, lang=lang: q["lang"] == lang)
                        for lang in sorted({q["lang"] for q, _ in ranked} - {reference})]
@@ -209,6 +217,9 @@ def cross_lingual(settings: Settings, golden: dict[str, Any], embedder: Embedder
                          for t in QUERY_TYPES]):
         ranks = [r for q, r in ranked if keep(q)]
         out[key] = metrics(ranks, [True] * len(ranks))
+    for lang in sorted({q["lang"] for q, _ in stored} - {reference}):
+        ranks = [r for q, r in stored if q["lang"] == lang]
+        out[f"as stored: {lang}"] = metrics(ranks, [True] * len(ranks))
     return out
 
 
@@ -222,20 +233,20 @@ def evaluate_retrieval(settings: Settings, client, golden: Path | None = None, e
         raise ValueError(f"{golden}: sha256 {sha256} is not the pinned retrieval.golden_sha256; "
                          "rebuild it with scripts/build_retrieval_golden.py or re-pin it on purpose")
     queries = [q for q in data["queries"] if split == "all" or q["split"] == split]
-    params = params or fusion_params(settings)
     result: dict[str, Any] = {"golden_set": str(golden), "golden_sha256": sha256, "split": split,
-                              "passages": len(data["passages"]), "queries": len(queries),
-                              "fusion": vars(params), "embedders": {}}
+                              "passages": len(data["passages"]), "queries": len(queries), "embedders": {}}
     for name in embedders or [settings.embedding.model]:
         embedder = get_embedder(name, settings.embedding.batch_size)
         retriever = Retriever(settings, client, load_pool(client, settings, data, sha256, embedder), name)
         refusal = model or retriever.no_answer
+        fusion = params or retriever.fusion
         runs = list(run_queries(retriever, queries))
         seconds = np.array([r.seconds for r in runs]) * 1000
         result["embedders"][embedder_id(embedder)] = {
+            "fusion": vars(fusion),
             # None: no model fitted, nothing refused
             "no_answer": {form: vars(m) for form, m in refusal.models.items()} if refusal else None,
-            **score_runs(runs, retriever, params, refusal),
+            **score_runs(runs, retriever, fusion, refusal),
             "language_detected": round(float(np.mean([r.query_lang == r.query["lang"] for r in runs])), 4),
             "ms_per_query": {"mean": round(float(seconds.mean()), 1), "p95": round(float(np.percentile(seconds, 95)), 1)},
             "cross_lingual": cross_lingual(settings, data, embedder, queries),

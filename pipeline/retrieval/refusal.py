@@ -18,26 +18,23 @@ number (docs/retrieval.md, step 7), all from what search already has:
 * ``length``: log(1 + the query's words; a CJK word is about two characters, hence two
   bigrams), and ``coverage_x_length``: a question long enough to carry its own wording
   shares its content words with the passage that answers it, while a two-word heading
-  need not (its passage says it in other words);
-* ``heading_coverage``: the same weighted share of the query's terms, found in that
-  passage's heading path alone (1.0 when there is no passage in the query language; the
-  text's coverage when the passage has no heading). A two-word heading query shares few
-  words with the body that answers it but names its section, while a heading from another
-  document names none. Coverage itself still reads the text alone: read over headings and
-  text it once refused paraphrased questions (docs/benchmarks.md, "Choices, on the dev
-  split only").
+  need not (its passage says it in other words).
 
 A query is a **question** or a **statement** by its form (``query_form``): a question mark
 at its end (or ¿ at its start), or the particle that ends a Japanese (か) or Chinese (吗,
 呢) question written without one. Each form has its own logistic model over these
 features, fitted per embedder on the golden set's dev split (benchmarks/tune_retrieval.py);
 it gives the probability that the best hit answers, and search answers "no passage found"
-below that model's bar, ``retrieval.no_answer.<embedder>.<form>.below``. The forms differ
-in what tells a missing passage: a heading or a sentence copies its section's words, above
-all its heading's, while a question asks in words of its own. One model for both learnt to
-trust heading coverage and refused most answerable questions (dev: 0.29 of them served,
-against 0.65 with a model per form, for 92 % of the absent traps refused either way).
-A model reads only the features it has weights for.
+below that model's bar, ``retrieval.embedders.<embedder>.no_answer.<form>.below``. The forms differ
+in what tells a missing passage: a heading or a sentence copies its section's words, while
+a question asks in words of its own; with one model for both, the questions paid for the
+statements' bar (dev: 0.53 of the answerable questions served, 0.65 with a model per form).
+
+Not a feature: the coverage of the query's terms by the passage's heading path. It took
+the test split's absent traps refused to 92 %, but only because the set's heading queries
+copy their section's heading word for word: it refused a paraphrased heading that the
+sample corpus answers ("Debian パッケージ作成の典型的な作業の流れ" for "Debian パッケージビルドの
+ワークフロー"; docs/benchmarks.md, "One model per query form").
 """
 
 from __future__ import annotations
@@ -51,8 +48,7 @@ import numpy as np
 
 from pipeline.retrieval.fusion import Candidate, Group
 
-FEATURES = ("similarity", "nearest_similarity", "margin", "coverage", "length", "coverage_x_length",
-            "heading_coverage")
+FEATURES = ("similarity", "nearest_similarity", "margin", "coverage", "length", "coverage_x_length")
 
 CJK_BIGRAMS_PER_WORD = 2
 WORD_PREFIX = 5
@@ -92,20 +88,13 @@ def features(query: str, query_lang: str, tokenization: str, groups: Sequence[Gr
     total = sum(weight.values()) or 1.0
 
     passage = _in_language(groups[0], query_lang)
-
-    def covered(text: str) -> float:
-        found = terms(text, tokenization)
-        return sum(w for t, w in weight.items() if t in found) / total
-
-    coverage = covered(passage.properties.get("text", "")) if passage else 1.0
-    heading = " ".join(passage.properties.get("heading_path") or []) if passage else ""
-    heading_coverage = (covered(heading) if heading.strip() else coverage) if passage else 1.0
+    found = terms(passage.properties.get("text", ""), tokenization) if passage else set()
+    coverage = sum(w for t, w in weight.items() if t in found) / total if passage else 1.0
     length = math.log1p(len(wanted) / (1 if tokenization == "word" else CJK_BIGRAMS_PER_WORD))
     return {"similarity": max(c.similarity for c in groups[0].members),
             "nearest_similarity": max(c.similarity for c in candidates),
             "margin": groups[0].score - (groups[1].score if len(groups) > 1 else 0.0),
-            "coverage": coverage, "length": length, "coverage_x_length": coverage * length,
-            "heading_coverage": heading_coverage}
+            "coverage": coverage, "length": length, "coverage_x_length": coverage * length}
 
 
 QUERY_FORMS = ("statement", "question")
@@ -152,11 +141,9 @@ class NoAnswerDecision:
 
 
 def fit(rows: Sequence[dict[str, float]], answerable: Sequence[bool], l2: float = 1.0,
-        names: Sequence[str] | None = None) -> tuple[dict[str, float], float]:
+        names: Sequence[str] = FEATURES) -> tuple[dict[str, float], float]:
     """Logistic regression (Newton's method, L2 on the weights, classes weighted to equal
-    total) of ``answerable`` on the named features (default: those of FEATURES the rows
-    have); the weights and the bias."""
-    names = list(names or [n for n in FEATURES if n in rows[0]])
+    total) of ``answerable`` on the named features; the weights and the bias."""
     x = np.array([[r[n] for n in names] for r in rows], dtype=float)
     y = np.array(answerable, dtype=float)
     sample = np.where(y == 1, 0.5 / max(y.sum(), 1), 0.5 / max((1 - y).sum(), 1)) * len(y)

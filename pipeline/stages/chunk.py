@@ -200,7 +200,7 @@ def _sentence_vectors(doc: CleanedDocument, segs: list[Segment], budget: Callabl
     units = _boundary_units(segs, budget)
     if not units:
         return {}
-    embedder = get_embedder(settings.embedding.model, settings.embedding.batch_size)
+    embedder = get_embedder(settings.chunking.embedder, settings.embedding.batch_size)
     vectors = embedder.encode([doc.text[a:b][:SIMILARITY_CHARS] for a, b in units])
     return dict(zip(units, vectors))
 
@@ -284,7 +284,7 @@ def _merge_tiny(drafts: list[Draft], clauses: dict[str, Element], budget: Callab
 
 def warm(settings: Settings) -> None:
     """Load the sentence encoder's weights before the first document needs them."""
-    get_embedder(settings.embedding.model, settings.embedding.batch_size).encode(["Rosetta"])
+    get_embedder(settings.chunking.embedder, settings.embedding.batch_size).encode(["Rosetta"])
 
 
 def chunk_document(doc: CleanedDocument, structure: StructuredDocument, settings: Settings) -> ChunkedDocument:

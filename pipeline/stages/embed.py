@@ -30,8 +30,10 @@ def batch_map(settings: Settings, batch_id: str, lang: str) -> AlignmentMap:
 
 
 def warm(settings: Settings) -> None:
-    """Import MLflow (2 s) before the first document reads its maps; the store is opened then,
-    by one process only (a new sqlite store migrates itself on first open)."""
+    """Load the embedder's weights and import MLflow (2 s) before the first document needs
+    them; MLflow's store is opened then, by one process only (a new sqlite store migrates
+    itself on first open)."""
+    get_embedder(settings.embedding.model, settings.embedding.batch_size).encode(["Rosetta"])
     import mlflow  # noqa: F401
 
 

@@ -248,6 +248,18 @@ def live_collection(client: weaviate.WeaviateClient, settings: Settings):
     return ensure_collection(client, settings, settings.weaviate.collection)
 
 
+def check_embedder(collection, settings: Settings) -> None:
+    """Raise when the collection holds chunks of another embedder than the configured one:
+    their vectors cannot be compared with the configured embedder's (another space, often
+    another dimension), so a batch must not be added to them nor a query asked of them."""
+    stored = collection.query.fetch_objects(limit=1, return_properties=["embedder"]).objects
+    name = (stored[0].properties.get("embedder") or "").split("@")[0] if stored else ""
+    if name and name != settings.embedding.model:
+        raise ValueError(f"collection {collection.name} holds chunks embedded by {name!r}, but embedding.model is "
+                         f"{settings.embedding.model!r}: set weaviate.collection to a new collection and run "
+                         "`rosetta ingest --force` on the corpus, or configure the embedder it was built with")
+
+
 def insert_objects(collection, objects: list[tuple[str, dict[str, Any], list[float]]], settings: Settings) -> None:
     """Write objects in synchronous batches (weaviate.concurrent_requests in flight), every
     per-object error checked.
