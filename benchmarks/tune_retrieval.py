@@ -42,7 +42,7 @@ from pipeline.retrieval.evaluation import (
     trap_kind,
 )
 from pipeline.retrieval.fusion import FusionParams
-from pipeline.retrieval.refusal import QUERY_FORMS, NoAnswerDecision, NoAnswerModel, features, fit, query_form
+from pipeline.retrieval.refusal import QUERY_FORMS, NoAnswerModel, features, fit, query_form
 from pipeline.retrieval.retriever import Retriever
 from pipeline.stores import vector_store
 
@@ -142,11 +142,10 @@ def choose_no_answer(rows: list[tuple[str, dict[str, float], bool, bool]], on_to
                                                                  np.round(np.arange(0.1, 0.65, 0.05), 2)))):
             print(f"    {label}: " + "; ".join(f"{b:.2f}: refused {r:.3f} served {s:.3f}" for b, r, s in points))
         chosen[form] = NoAnswerModel(weights, bias, bar)
-    decision = NoAnswerDecision(chosen)
-    answered = np.array([decision.models[form].answers(f) for form, f, _, _ in rows])
+    answered = np.array([chosen[form].answers(f) for form, f, _, _ in rows])
     answerable = np.array([a for _, _, a, _ in rows])
     correct = np.array([c for _, _, _, c in rows])
-    on_topic_refused = float(np.mean([not decision.models[form].answers(f) for form, f in on_topic])) if on_topic else None
+    on_topic_refused = float(np.mean([not chosen[form].answers(f) for form, f in on_topic])) if on_topic else None
     return {**{form: {"weights": m.weights, "bias": m.bias, "below": m.below} for form, m in chosen.items()},
             "dev_traps_refused": round(float((~answered[~answerable]).mean()), 4),
             "dev_served_hit5": round(float((correct & answered)[answerable].mean()), 4),
