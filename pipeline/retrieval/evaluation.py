@@ -195,13 +195,17 @@ def cross_lingual(settings: Settings, golden: dict[str, Any], embedder: Embedder
     english = [p for p in golden["passages"] if p["lang"] == reference]
     index = {p["section"]: i for i, p in enumerate(english)}
 
+    asked = []  # per query language: its queries with a passage in the pool, their aligned vectors
+    for lang in sorted({q["lang"] for q in queries}):
+        chosen = [q for q in queries if q["lang"] == lang and q["relevant"] in index]
+        raw = encode_cached(settings, embedder, [q["text"] for q in chosen], query=True)
+        asked.append((chosen, aligned(settings, embedder, raw, [lang] * len(chosen))))
+
     def ranked_against(texts: list[str]) -> list[tuple[dict[str, Any], int]]:
         pool = aligned(settings, embedder, encode_cached(settings, embedder, texts), [reference] * len(texts))
         ranked = []
-        for lang in sorted({q["lang"] for q in queries}):
-            chosen = [q for q in queries if q["lang"] == lang and q["relevant"] in index]
-            raw = encode_cached(settings, embedder, [q["text"] for q in chosen], query=True)
-            scores = aligned(settings, embedder, raw, [lang] * len(chosen)) @ pool.T
+        for chosen, vectors in asked:
+            scores = vectors @ pool.T
             relevant = np.array([index[q["relevant"]] for q in chosen])
             ranks = (scores > scores[np.arange(len(chosen)), relevant][:, None]).sum(axis=1)
             ranked += zip(chosen, ranks.tolist())
