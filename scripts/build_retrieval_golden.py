@@ -39,6 +39,13 @@ and anchor; its translations pair mechanically.
   guide, and tuned on them alone a retriever learns to trust a verbatim lexical match): a
   section asked for in all five languages, and ``absent`` questions on packaging (how to
   upload, what debian/changelog holds) that the guide never answers;
+* **paraphrases** (``paraphrase``), written by hand in
+  benchmarks/golden/install-guide-paraphrases.json: a section asked for as a user types a
+  title or key words, in words of its own rather than the heading's (a heading query copies
+  its heading, and a no-answer model fitted on those alone learns to expect that); and
+  ``off_topic`` traps there (``absent``: cooking, contract law, iPhone backups, some with an
+  acronym the guide uses in another sense), as titles and as questions: with on-topic traps
+  alone nothing teaches a model that a far question has no answer;
 * **split** by section (hash of the key): ``dev`` for every choice (fusion weights,
   thresholds, embedder) and ``test``, evaluated only.
 
@@ -64,10 +71,12 @@ from pathlib import Path
 from build_golden_set import fetch_deb
 
 from pipeline.retrieval.evaluation import ABSENT, ON_TOPIC
+from pipeline.retrieval.refusal import query_form
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "golden" / "install-guide.json"
 QUESTIONS = ROOT / "benchmarks" / "golden" / "install-guide-questions.json"
+PARAPHRASES = ROOT / "benchmarks" / "golden" / "install-guide-paraphrases.json"
 PACKAGE, VERSION = "installation-guide-amd64", "20230508+deb12u1"
 DEB_SHA256 = "812c43e1dc906daf671e3efe953dc023205c238e5bd5a3021ce4ca142793573a"
 LOCALES = {"en": "en", "de": "de", "es": "es", "ja": "ja", "zh": "zh_CN"}
@@ -184,6 +193,19 @@ def question_queries(keys: list[str], cut: set[str]) -> list[dict]:
                for q in written["absent"] for lang, text in q["questions"].items()])
 
 
+def paraphrase_queries(keys: list[str], cut: set[str]) -> list[dict]:
+    """The hand-written paraphrased headings (answerable) and off-topic traps: a trap with a
+    question's form is a ``question``, one written as a title a ``paraphrase``."""
+    written = json.loads(PARAPHRASES.read_text(encoding="utf-8"))
+    unknown = [p["section"] for p in written["paraphrased"] if p["section"] not in keys or p["section"] in cut]
+    if unknown:
+        raise ValueError(f"{PARAPHRASES}: sections not in the pool: {unknown}")
+    return ([{"lang": lang, "type": "paraphrase", "text": text, "section": p["section"]}
+             for p in written["paraphrased"] for lang, text in p["queries"].items()]
+            + [{"lang": lang, "type": "question" if query_form(text) == "question" else "paraphrase", "text": text,
+                "section": t["key"]} for t in written["off_topic"] for lang, text in t["queries"].items()])
+
+
 def names_a_topic(heading: str, lang: str) -> bool:
     """A heading that says something: two words apart, or a CJK character. The New
     Maintainers' Guide heads many sections with a bare file name (``control``, ``install``,
@@ -241,7 +263,7 @@ def build(deb: Path, trap_debs: dict[str, Path]) -> dict:
     unambiguous = [c for c in guide_queries if asked[(c["lang"], c["text"])] == 1]
     trap_asked = asked + Counter((c["lang"], c["text"]) for c in trap_queries)
     unambiguous += [c for c in trap_queries if trap_asked[(c["lang"], c["text"])] == 1]
-    unambiguous += question_queries(keys, cut)
+    unambiguous += question_queries(keys, cut) + paraphrase_queries(keys, cut)
     queries = []
     for c in unambiguous:
         key = c["section"]

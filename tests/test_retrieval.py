@@ -88,26 +88,30 @@ def test_golden_set_is_pinned_split_and_keeps_traps_out_of_the_pool(settings):
     for split in ("dev", "test"):
         chosen = [q for q in data["queries"] if q["split"] == split]
         assert {q["lang"] for q in chosen} == set(settings.languages)
-        assert {q["type"] for q in chosen} == {"heading", "first_sentence", "question"}
+        assert {q["type"] for q in chosen} == {"heading", "first_sentence", "question", "paraphrase"}
         assert sum(q["relevant"] is None for q in chosen) >= 50 and sum(q["acronym"] for q in chosen) >= 50
-        # traps whose answer is in no passage, in every query language, as headings, first sentences, questions
+        # traps whose answer is in no passage, in every query language, as headings, first sentences, questions,
+        # titles in words of their own
         absent = [q for q in chosen if trap_kind(q) == ABSENT]
         assert {q["lang"] for q in absent} == set(settings.languages)
-        assert {q["type"] for q in absent} == {"heading", "first_sentence", "question"}
-        # another document's sections, or questions on its topics: nothing cut from the pool
-        assert all(q["id"].startswith(("maint-guide/", "questions/")) for q in absent)
-        # the hand-written questions ask for a section in all five languages
-        asked: dict[str, set[str]] = defaultdict(set)
-        for q in chosen:
-            if q["type"] == "question" and q["relevant"]:
-                asked[q["relevant"]].add(q["lang"])
-        assert len(asked) >= 15 and all(langs == set(settings.languages) for langs in asked.values())
+        assert {q["type"] for q in absent} == {"heading", "first_sentence", "question", "paraphrase"}
+        # another document's sections, questions on its topics, off-topic ones: nothing cut from the pool
+        assert all(q["id"].startswith(("maint-guide/", "questions/", "off-topic/")) for q in absent)
+        off_topic = [q for q in absent if q["id"].startswith("off-topic/")]
+        assert {q["lang"] for q in off_topic} == set(settings.languages) and len(off_topic) >= 50
+        # the hand-written questions and paraphrased headings ask for a section in all five languages
+        for kind, sections in (("question", 15), ("paraphrase", 25)):
+            asked: dict[str, set[str]] = defaultdict(set)
+            for q in chosen:
+                if q["type"] == kind and q["relevant"]:
+                    asked[q["relevant"]].add(q["lang"])
+            assert len(asked) >= sections and all(langs == set(settings.languages) for langs in asked.values())
         assert sum(trap_kind(q) == ON_TOPIC for q in chosen) >= 50
     # the first version stays as the regression check: same pool, same answerable queries, its traps on topic
     first = json.loads((path.parent / "install-guide-v1.json").read_text(encoding="utf-8"))
     assert first["passages"] == data["passages"]
     assert ({q["id"] for q in first["queries"] if q["relevant"]}
-            == {q["id"] for q in data["queries"] if q["relevant"] and q["type"] != "question"})
+            == {q["id"] for q in data["queries"] if q["relevant"] and q["type"] in ("heading", "first_sentence")})
     assert ({q["id"] for q in first["queries"] if trap_kind(q) == ON_TOPIC}
             == {q["id"] for q in data["queries"] if trap_kind(q) == ON_TOPIC})
 

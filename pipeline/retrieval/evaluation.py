@@ -40,7 +40,7 @@ from pipeline.retrieval.retriever import Retriever
 from pipeline.stores import vector_store
 
 MODES = ("vector", "hybrid")
-QUERY_TYPES = ("heading", "first_sentence", "question")
+QUERY_TYPES = ("heading", "first_sentence", "question", "paraphrase")
 ABSENT, ON_TOPIC = "absent", "on_topic"  # a trap's kind (scripts/build_retrieval_golden.py)
 
 
