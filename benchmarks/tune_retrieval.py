@@ -9,8 +9,9 @@ translation-group similarity (best F1 of the translations listed under a hit: pr
 same section, recall = of that section's other-language passages among the candidates) and
 the no-answer models (pipeline/retrieval/refusal.py), one per query form (question or
 statement): each fitted on the dev split's answerable queries and ``absent`` traps (their
-answer is in no passage) of its form, its bar the highest that costs at most five points of
-that form's answerable queries' hit@5; the ``on_topic`` traps (sections cut from the pool,
+answer is in no passage) of its form, its bar the highest that costs each query type of the
+form (heading, first sentence, paraphrase, question) at most five points of its answerable
+queries' hit@5; the ``on_topic`` traps (sections cut from the pool,
 often answered by a look-alike) are only reported at those bars.
 
     .venv/bin/python benchmarks/tune_retrieval.py [--embedder NAME ...] [--no-answer-only]
@@ -88,10 +89,11 @@ def group_quality(retriever: Retriever, runs: list[QueryRun], params: FusionPara
 
 
 def no_answer_rows(retriever: Retriever, runs: list[QueryRun], params: FusionParams,
-                   ) -> tuple[list[tuple[str, dict[str, float], bool, bool]], list[tuple[str, dict[str, float]]]]:
-    """Per dev query but the on-topic traps: its form (question or statement), the no-answer
-    model's features, whether it has an answer in the pool, and whether the hybrid retriever
-    finds it in the top five; and the on-topic traps' forms and features apart."""
+                   ) -> tuple[list[tuple[str, str, dict[str, float], bool, bool]], list[tuple[str, dict[str, float]]]]:
+    """Per dev query but the on-topic traps: its form (question or statement), its type
+    (heading, paraphrase...), the no-answer model's features, whether it has an answer in the
+    pool, and whether the hybrid retriever finds it in the top five; and the on-topic traps'
+    forms and features apart."""
     rows, on_topic = [], []
     for run in runs:
         groups = retriever.rank([*run.candidates], run.query_lang, params)
@@ -101,7 +103,8 @@ def no_answer_rows(retriever: Retriever, runs: list[QueryRun], params: FusionPar
         if trap_kind(run.query) == ON_TOPIC:
             on_topic.append((form, values))
         else:
-            rows.append((form, values, relevant is not None, relevant is not None and section_rank(groups, relevant) < 5))
+            rows.append((form, run.query["type"], values, relevant is not None,
+                         relevant is not None and section_rank(groups, relevant) < 5))
     return rows, on_topic
 
 
@@ -112,27 +115,33 @@ def refusal_curve(scores: np.ndarray, answerable: np.ndarray, correct: np.ndarra
             for bar in bars]
 
 
-def choose_no_answer(rows: list[tuple[str, dict[str, float], bool, bool]], on_topic: list[tuple[str, dict[str, float]]],
-                     max_loss: float = 0.05) -> dict:
+def choose_no_answer(rows: list[tuple[str, str, dict[str, float], bool, bool]],
+                     on_topic: list[tuple[str, dict[str, float]]], max_loss: float = 0.05, min_type: int = 20) -> dict:
     """Per query form, fit the no-answer model on that form's dev rows; its bar: the highest
-    that costs at most ``max_loss`` of the form's answerable queries' hit@5. Prints each
+    that costs each query type of the form (of ``min_type`` answerable queries or more) at
+    most ``max_loss`` of its answerable queries' hit@5: over the form as a whole, the many
+    headings that copy their section's words would let a bar refuse the paraphrased ones
+    (docs/benchmarks.md, "Paraphrased headings and off-topic traps"). Prints each
     model's curve and, for comparison, the curve of a bar on the best hit's vector similarity
     alone; reports the traps refused and the hit@5 served over both forms, and the on-topic
     traps refused, at the chosen bars."""
     chosen: dict[str, NoAnswerModel] = {}
     for form in QUERY_FORMS:
-        mine = [(f, a, c) for fm, f, a, c in rows if fm == form]
-        answerable = np.array([a for _, a, _ in mine])
-        correct = np.array([c for _, _, c in mine])
-        weights, bias = fit([f for f, _, _ in mine], answerable)
+        mine = [(t, f, a, c) for fm, t, f, a, c in rows if fm == form]
+        types = np.array([t for t, _, _, _ in mine])
+        answerable = np.array([a for _, _, a, _ in mine])
+        correct = np.array([c for _, _, _, c in mine])
+        weights, bias = fit([f for _, f, _, _ in mine], answerable)
         model = NoAnswerModel(weights, bias, 0.0)
-        probability = np.array([model.probability(f) for f, _, _ in mine])
-        similarity = np.array([f["similarity"] for f, _, _ in mine])
+        probability = np.array([model.probability(f) for _, f, _, _ in mine])
+        similarity = np.array([f["similarity"] for _, f, _, _ in mine])
         unbarred = float(correct[answerable].mean())
+        counted = [t for t in sorted(set(types[answerable])) if (answerable & (types == t)).sum() >= min_type]
         bar = 0.0
         curve = refusal_curve(probability, answerable, correct, np.round(np.arange(0.0, 1.0, 0.01), 2))
-        for b, _, served in curve:
-            if served < unbarred - max_loss:
+        for b, _, _ in curve:
+            lost = correct & (probability < b)  # found, and refused at this bar
+            if any(lost[answerable & (types == t)].mean() > max_loss for t in counted):
                 break
             bar = b
         print(f"  {form}s ({answerable.sum()} answerable, {(~answerable).sum()} absent traps): no-answer model "
@@ -142,9 +151,9 @@ def choose_no_answer(rows: list[tuple[str, dict[str, float], bool, bool]], on_to
                                                                  np.round(np.arange(0.1, 0.65, 0.05), 2)))):
             print(f"    {label}: " + "; ".join(f"{b:.2f}: refused {r:.3f} served {s:.3f}" for b, r, s in points))
         chosen[form] = NoAnswerModel(weights, bias, bar)
-    answered = np.array([chosen[form].answers(f) for form, f, _, _ in rows])
-    answerable = np.array([a for _, _, a, _ in rows])
-    correct = np.array([c for _, _, _, c in rows])
+    answered = np.array([chosen[form].answers(f) for form, _, f, _, _ in rows])
+    answerable = np.array([a for _, _, _, a, _ in rows])
+    correct = np.array([c for _, _, _, _, c in rows])
     on_topic_refused = float(np.mean([not chosen[form].answers(f) for form, f in on_topic])) if on_topic else None
     return {**{form: {"weights": m.weights, "bias": m.bias, "below": m.below} for form, m in chosen.items()},
             "dev_traps_refused": round(float((~answered[~answerable]).mean()), 4),

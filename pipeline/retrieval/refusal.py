@@ -25,8 +25,10 @@ at its end (or ¿ at its start), or the particle that ends a Japanese (か) or C
 呢) question written without one. Each form has its own logistic model over these
 features, fitted per embedder on the golden set's dev split (benchmarks/tune_retrieval.py);
 it gives the probability that the best hit answers, and search answers "no passage found"
-below that model's bar, ``retrieval.embedders.<embedder>.no_answer.<form>.below``. The forms differ
-in what tells a missing passage: a heading or a sentence copies its section's words, while
+below that model's bar, ``retrieval.embedders.<embedder>.no_answer.<form>.below``: the
+highest that costs each query type of the form at most five points of its answers, so that a
+heading a user words in their own way does not pay for the headings that copy a section's.
+The forms differ in what tells a missing passage: a heading or a sentence copies its section's words, while
 a question asks in words of its own; with one model for both, the questions paid for the
 statements' bar (dev: 0.53 of the answerable questions served, 0.69 with a model per form).
 
@@ -34,7 +36,10 @@ Not a feature: the coverage of the query's terms by the passage's heading path. 
 the test split's absent traps refused to 92 %, but only because the set's heading queries
 copy their section's heading word for word: it refused a paraphrased heading that the
 sample corpus answers ("Debian パッケージ作成の典型的な作業の流れ" for "Debian パッケージビルドの
-ワークフロー"; docs/benchmarks.md, "One model per query form").
+ワークフロー"; docs/benchmarks.md, "One model per query form"). Its meaning rather than its
+words (the query's vector similarity to the best hit's heading) was measured on the golden
+set's paraphrased headings and gains only by refusing them (docs/benchmarks.md,
+"Paraphrased headings and off-topic traps").
 """
 
 from __future__ import annotations
