@@ -43,7 +43,7 @@ and anchor; its translations pair mechanically.
   benchmarks/golden/install-guide-paraphrases.json: a section asked for as a user types a
   title or key words, in words of its own rather than the heading's (a heading query copies
   its heading, and a no-answer model fitted on those alone learns to expect that); and
-  ``off_topic`` traps there (``absent``: cooking, contract law, iPhone backups, some with an
+  off-topic traps there (``absent``, keys ``off-topic/...``: cooking, contract law, iPhone backups, some with an
   acronym the guide uses in another sense), as titles and as questions: with on-topic traps
   alone nothing teaches a model that a far question has no answer;
 * **split** by section (hash of the key): ``dev`` for every choice (fusion weights,
@@ -181,29 +181,18 @@ def section_queries(by_lang: dict[str, dict[str, dict]], keys: list[str]) -> lis
     return [c for c in candidates if c["lang"] == "en" or c["text"] not in english_texts]
 
 
-def question_queries(keys: list[str], cut: set[str]) -> list[dict]:
-    """The hand-written questions: those of a section in the pool (answerable) and the absent ones."""
-    written = json.loads(QUESTIONS.read_text(encoding="utf-8"))
+def hand_written(path: Path, kind: str, keys: list[str], cut: set[str]) -> list[dict]:
+    """The queries written by hand in ``path``: ``answerable`` ones name a pool section (of
+    type ``kind``), ``absent`` ones a key of their own (a ``question`` when they have a
+    question's form, else of type ``kind``)."""
+    written = json.loads(path.read_text(encoding="utf-8"))
     unknown = [q["section"] for q in written["answerable"] if q["section"] not in keys or q["section"] in cut]
     if unknown:
-        raise ValueError(f"{QUESTIONS}: sections not in the pool: {unknown}")
-    return ([{"lang": lang, "type": "question", "text": text, "section": q["section"]}
-             for q in written["answerable"] for lang, text in q["questions"].items()]
-            + [{"lang": lang, "type": "question", "text": text, "section": q["key"]}
-               for q in written["absent"] for lang, text in q["questions"].items()])
-
-
-def paraphrase_queries(keys: list[str], cut: set[str]) -> list[dict]:
-    """The hand-written paraphrased headings (answerable) and off-topic traps: a trap with a
-    question's form is a ``question``, one written as a title a ``paraphrase``."""
-    written = json.loads(PARAPHRASES.read_text(encoding="utf-8"))
-    unknown = [p["section"] for p in written["paraphrased"] if p["section"] not in keys or p["section"] in cut]
-    if unknown:
-        raise ValueError(f"{PARAPHRASES}: sections not in the pool: {unknown}")
-    return ([{"lang": lang, "type": "paraphrase", "text": text, "section": p["section"]}
-             for p in written["paraphrased"] for lang, text in p["queries"].items()]
-            + [{"lang": lang, "type": "question" if query_form(text) == "question" else "paraphrase", "text": text,
-                "section": t["key"]} for t in written["off_topic"] for lang, text in t["queries"].items()])
+        raise ValueError(f"{path}: sections not in the pool: {unknown}")
+    return ([{"lang": lang, "type": kind, "text": text, "section": q["section"]}
+             for q in written["answerable"] for lang, text in q["queries"].items()]
+            + [{"lang": lang, "type": "question" if query_form(text) == "question" else kind, "text": text,
+                "section": q["key"]} for q in written["absent"] for lang, text in q["queries"].items()])
 
 
 def names_a_topic(heading: str, lang: str) -> bool:
@@ -263,7 +252,7 @@ def build(deb: Path, trap_debs: dict[str, Path]) -> dict:
     unambiguous = [c for c in guide_queries if asked[(c["lang"], c["text"])] == 1]
     trap_asked = asked + Counter((c["lang"], c["text"]) for c in trap_queries)
     unambiguous += [c for c in trap_queries if trap_asked[(c["lang"], c["text"])] == 1]
-    unambiguous += question_queries(keys, cut) + paraphrase_queries(keys, cut)
+    unambiguous += hand_written(QUESTIONS, "question", keys, cut) + hand_written(PARAPHRASES, "paraphrase", keys, cut)
     queries = []
     for c in unambiguous:
         key = c["section"]
