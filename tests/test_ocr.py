@@ -116,6 +116,15 @@ MERGE_CASES = [
     ("訊。類似的資訊可以透過aｐtrdeｐendsｐaｃkage或\"aｐt-ｃaｃherdepends", "訊。類似的資訊可以透過\"aptrdependspackage\"或2apt-cacherdepends",
      "訊。類似的資訊可以透過\"apt rdepends package\" 或 “apt-cache rdepends"),
     ("標準軟體包檢視分類軟體包的方法", "標準,坦體包檢視〞分類軟體包的方法", "標準“軟體包檢視”分類軟體包的方法"),
+    # upright digits PP-OCR saw on their side (0 as o, 9 as g): Tesseract's digits stand
+    # (zh-tw tuning page, 13 pt sans)
+    ("#mkdir-pmntloopo#mount-tauto-olooppartition·img", "#mkdir-p/mnt/loop0#mount-tauto-olooppartition.img",
+     "# mkdir -p /mnt/loop0 # mount -t auto -o loop partition.img"),
+    ("#mount-tisog66o-oro’loopcd.isocdrom", "#mount-tiso9660-oro,loopcd.iso/cdrom",
+     "# mount -t iso9660 -o ro,loop cd.iso /cdrom"),
+    # she11: a run of 1 ending a word that Tesseract read with l (zh-cn tuning page, 12 pt serif)
+    ("这些she11提示符区分了所使用的帐户。在本手册中she11提示符", "这些-Shell提示符区分了所使用的帐户。在本手册中shel1提示符",
+     "这些 shell 提示符区分了所使用的帐户。在本手册中 shell 提示符"),
 ]
 
 

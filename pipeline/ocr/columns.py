@@ -120,7 +120,9 @@ def merge_reads(turned: str, upright: str) -> str:
     sees them upright (PP-OCR drops ／ and ＿ and reads ＄ as s, ＇ as i, ： as .), in
     place of whatever PP-OCR read there. A 1 or 0 that PP-OCR read after a lower-case
     letter where Tesseract read l, I, o or O is the letter (turned, l and 1 look alike:
-    "she11"). Where PP-OCR read only a symbol that looks like a letter against Tesseract's
+    "she11"; a run of 1 ending a word, ``_ones_for_ells``), and letters that PP-OCR read
+    where Tesseract read the digits they look like on their side are the digits
+    (TURNED_DIGITS: loopo is loop0). Where PP-OCR read only a symbol that looks like a letter against Tesseract's
     letters, Tesseract's read stands (x read ×; a $ read g stays $). A " that Tesseract
     does not confirm is a curly quote (UNCONFIRMED_QUOTE).
     """
@@ -137,6 +139,9 @@ def merge_reads(turned: str, upright: str) -> str:
                 and len(ours) == len(theirs) and ENDS_LOWER_CASE.search("".join(out)) \
                 and not turned[i2:i2 + 1].isdigit():
             out.append(ours.translate(LETTERS_OF_DIGITS))  # she11 -> shell: 1 and 0 in a word
+        elif op == "replace" and len(ours) == len(theirs) and \
+                all((nfkc(a), b) in TURNED_DIGITS for a, b in zip(ours, theirs)):
+            out.append(theirs)  # a digit turned on its side, read as the letter it then looks like
         elif op != "equal" and nfkc(ours) == '"' and nfkc(theirs) in UNCONFIRMED_QUOTE:
             out.append("“")  # a curly quote's ticks, which only the turned read took for "
         elif op == "replace" and ours and set(ours) <= SYMBOLS_LIKE_LETTERS and theirs[:1].isalpha() \
@@ -146,7 +151,20 @@ def merge_reads(turned: str, upright: str) -> str:
             out.append(ours)
         else:
             out.append(symbols)
-    return "".join(out)
+    return _ones_for_ells("".join(out), nfkc(upright))
+
+
+def _ones_for_ells(merged: str, upright: str) -> str:
+    """A run of 1 that ends a lower-case word (she11) is the word's l's where Tesseract read
+    that word with l or I there (shel1, shell): the merge takes letters turned one place at a
+    time, and a 1 that Tesseract also read as 1 stood (she11 in 2 of every 3 "shell" of a
+    zh-cn tuning page, 12 pt serif)."""
+    def letters(match: re.Match[str]) -> str:
+        word, ones = match.groups()
+        upright_forms = re.findall(re.escape(word[-2:]) + f"[lI1]{{{len(ones)}}}(?![0-9])", upright)
+        return word + "l" * len(ones) if any(re.search("[lI]", f[2:]) for f in upright_forms) else match.group()
+
+    return ONES_ENDING_WORD.sub(letters, merged)
 
 # Tesseract reads a curly quote's ticks as the double prime quotes 〝 〞 〟 (CJK
 # punctuation to the merge, which would keep PP-OCR's read, often nothing)
@@ -157,8 +175,14 @@ DOUBLE_PRIME_QUOTES = str.maketrans("〝〞〟", "“””")
 # reads as " and Tesseract as 2 or 2”. On a zh-tw tuning page (14 pt sans, JPEG mild) 13
 # of the 16 errors were such quotes.
 UNCONFIRMED_QUOTE = {"", "2", "2“", "2”", "“", "”"}
+# An upright digit in a column reaches PP-OCR on its side, where 0 looks like o, 9 like g
+# and 1 like i; Tesseract, which sees it upright, reads the digit (loop0 read loopo,
+# iso9660 isog66o, bs=1 bs=i by PP-OCR on a zh-tw tuning page, 13 pt sans, and right by
+# Tesseract): where PP-OCR read only such letters against Tesseract's digits, the digits stand.
+TURNED_DIGITS = {("o", "0"), ("O", "0"), ("g", "9"), ("i", "1")}
 SYMBOLS_LIKE_LETTERS = {"×"}
 DIGITS_FOR_LETTERS = re.compile("[01]+")
 LETTERS_LIKE_DIGITS = re.compile("[lIoO]+")
 ENDS_LOWER_CASE = re.compile("[a-z]$")
 LETTERS_OF_DIGITS = str.maketrans("10", "lo")
+ONES_ENDING_WORD = re.compile("([a-z]{2,})(1+)(?![0-9])")
