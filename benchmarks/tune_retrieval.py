@@ -7,9 +7,10 @@ hybrid hit@5 per query language, the lowest language, MRR@10, and vector-only fo
 reference. The best setting: the highest lowest-language hit@5, then MRR@10. Then the
 translation-group similarity (best F1 of the translations listed under a hit: precision =
 same section, recall = of that section's other-language passages among the candidates) and
-the no-answer models (pipeline/retrieval/refusal.py), one per query form (question or
-statement): each fitted on the dev split's answerable queries and ``absent`` traps (their
-answer is in no passage) of its form, its bar the highest that costs each query type of the
+the no-answer models (pipeline/retrieval/refusal.py), one per query form (question, phrase
+or sentence; the phrase/sentence cut chosen from SENTENCE_WORDS): each fitted on the dev
+split's answerable queries and ``absent`` traps (their answer is in no passage) of its
+form, its bar the highest that costs each query type of the
 form (heading, first sentence, paraphrase, question) at most five points of its answerable
 queries' hit@5; the ``on_topic`` traps (sections cut from the pool,
 often answered by a look-alike) are only reported at those bars.
@@ -24,6 +25,7 @@ import hashlib
 import itertools
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +45,7 @@ from pipeline.retrieval.evaluation import (
     trap_kind,
 )
 from pipeline.retrieval.fusion import FusionParams
-from pipeline.retrieval.refusal import QUERY_FORMS, NoAnswerModel, features, fit, query_form
+from pipeline.retrieval.refusal import QUERY_FORMS, NoAnswerModel, features, fit, is_question, query_words
 from pipeline.retrieval.retriever import Retriever
 from pipeline.stores import vector_store
 
@@ -51,6 +53,7 @@ WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
 OFFSETS = (1, 3)
 MIN_MATCH = (1, 2)
 GROUP_SIMILARITY = (0.5, 0.6, 0.7, 0.8, 0.9)
+SENTENCE_WORDS = (6, 8, 10, 12, 15)
 
 
 def dev_runs(retriever: Retriever, queries: list[dict], vectors: np.ndarray, min_match: int) -> list[QueryRun]:
@@ -88,23 +91,33 @@ def group_quality(retriever: Retriever, runs: list[QueryRun], params: FusionPara
     return right / max(listed, 1), right / max(available, 1)
 
 
-def no_answer_rows(retriever: Retriever, runs: list[QueryRun], params: FusionParams,
-                   ) -> tuple[list[tuple[str, str, dict[str, float], bool, bool]], list[tuple[str, dict[str, float]]]]:
-    """Per dev query but the on-topic traps: its form (question or statement), its type
-    (heading, paraphrase...), the no-answer model's features, whether it has an answer in the
-    pool, and whether the hybrid retriever finds it in the top five; and the on-topic traps'
-    forms and features apart."""
+@dataclass(frozen=True)
+class Row:
+    """One dev query as the no-answer models see it."""
+
+    question: bool  # of a question's form
+    words: float  # refusal.query_words
+    type: str  # heading, paraphrase... (the golden set's)
+    values: dict[str, float]  # the models' features
+    answerable: bool  # its answer is in the pool
+    correct: bool  # the hybrid retriever finds it in the top five
+
+    def form(self, sentence_words: int) -> str:
+        return "question" if self.question else "phrase" if self.words < sentence_words else "sentence"
+
+
+def no_answer_rows(retriever: Retriever, runs: list[QueryRun], params: FusionParams) -> tuple[list[Row], list[Row]]:
+    """Per dev query, its ``Row``: the ``absent`` traps and the answerable queries, and the
+    on-topic traps apart."""
     rows, on_topic = [], []
     for run in runs:
         groups = retriever.rank([*run.candidates], run.query_lang, params)
         tokenization = retriever.settings.languages[run.query_lang].tokenization
-        values = features(run.query["text"], run.query_lang, tokenization, groups, run.candidates)
-        form, relevant = query_form(run.query["text"]), run.query["relevant"]
-        if trap_kind(run.query) == ON_TOPIC:
-            on_topic.append((form, values))
-        else:
-            rows.append((form, run.query["type"], values, relevant is not None,
-                         relevant is not None and section_rank(groups, relevant) < 5))
+        text, relevant = run.query["text"], run.query["relevant"]
+        row = Row(is_question(text), query_words(text, tokenization), run.query["type"],
+                  features(text, run.query_lang, tokenization, groups, run.candidates), relevant is not None,
+                  relevant is not None and section_rank(groups, relevant) < 5)
+        (on_topic if trap_kind(run.query) == ON_TOPIC else rows).append(row)
     return rows, on_topic
 
 
@@ -115,27 +128,24 @@ def refusal_curve(scores: np.ndarray, answerable: np.ndarray, correct: np.ndarra
             for bar in bars]
 
 
-def choose_no_answer(rows: list[tuple[str, str, dict[str, float], bool, bool]],
-                     on_topic: list[tuple[str, dict[str, float]]], max_loss: float = 0.05, min_type: int = 20) -> dict:
-    """Per query form, fit the no-answer model on that form's dev rows; its bar: the highest
-    that costs each query type of the form (of ``min_type`` answerable queries or more) at
-    most ``max_loss`` of its answerable queries' hit@5: over the form as a whole, the many
-    headings that copy their section's words would let a bar refuse the paraphrased ones
-    (docs/benchmarks.md, "Paraphrased headings and off-topic traps"). Prints each
-    model's curve and, for comparison, the curve of a bar on the best hit's vector similarity
-    alone; reports the traps refused and the hit@5 served over both forms, and the on-topic
-    traps refused, at the chosen bars."""
+def fit_forms(rows: list[Row], sentence_words: int, max_loss: float, min_type: int,
+              verbose: bool = False) -> dict[str, NoAnswerModel]:
+    """Per query form, the no-answer model fitted on that form's dev rows; its bar: the
+    highest that costs each query type of the form (of ``min_type`` answerable queries or
+    more) at most ``max_loss`` of its answerable queries' hit@5: over the form as a whole,
+    the many headings that copy their section's words would let a bar refuse the paraphrased
+    ones (docs/benchmarks.md, "Paraphrased headings and off-topic traps"). ``verbose``
+    prints each model's curve and, for comparison, that of a bar on the best hit's vector
+    similarity alone."""
     chosen: dict[str, NoAnswerModel] = {}
     for form in QUERY_FORMS:
-        mine = [(t, f, a, c) for fm, t, f, a, c in rows if fm == form]
-        types = np.array([t for t, _, _, _ in mine])
-        answerable = np.array([a for _, _, a, _ in mine])
-        correct = np.array([c for _, _, _, c in mine])
-        weights, bias = fit([f for _, f, _, _ in mine], answerable)
+        mine = [r for r in rows if r.form(sentence_words) == form]
+        types = np.array([r.type for r in mine])
+        answerable = np.array([r.answerable for r in mine])
+        correct = np.array([r.correct for r in mine])
+        weights, bias = fit([r.values for r in mine], answerable)
         model = NoAnswerModel(weights, bias, 0.0)
-        probability = np.array([model.probability(f) for _, f, _, _ in mine])
-        similarity = np.array([f["similarity"] for _, f, _, _ in mine])
-        unbarred = float(correct[answerable].mean())
+        probability = np.array([model.probability(r.values) for r in mine])
         counted = [t for t in sorted(set(types[answerable])) if (answerable & (types == t)).sum() >= min_type]
         bar = 0.0
         curve = refusal_curve(probability, answerable, correct, np.round(np.arange(0.0, 1.0, 0.01), 2))
@@ -144,19 +154,46 @@ def choose_no_answer(rows: list[tuple[str, str, dict[str, float], bool, bool]],
             if any(lost[answerable & (types == t)].mean() > max_loss for t in counted):
                 break
             bar = b
+        chosen[form] = NoAnswerModel(weights, bias, bar)
+        if not verbose:
+            continue
+        similarity = np.array([r.values["similarity"] for r in mine])
         print(f"  {form}s ({answerable.sum()} answerable, {(~answerable).sum()} absent traps): no-answer model "
-              f"{weights} bias {bias}; answerable hit@5 without a bar {unbarred:.3f}")
+              f"{weights} bias {bias}; answerable hit@5 without a bar {correct[answerable].mean():.3f}")
         for label, points in (("model probability", curve[::5] + [c for c in curve if c[0] == bar]),
                               ("similarity alone", refusal_curve(similarity, answerable, correct,
                                                                  np.round(np.arange(0.1, 0.65, 0.05), 2)))):
             print(f"    {label}: " + "; ".join(f"{b:.2f}: refused {r:.3f} served {s:.3f}" for b, r, s in points))
-        chosen[form] = NoAnswerModel(weights, bias, bar)
-    answered = np.array([chosen[form].answers(f) for form, _, f, _, _ in rows])
-    answerable = np.array([a for _, _, _, a, _ in rows])
-    correct = np.array([c for _, _, _, _, c in rows])
-    on_topic_refused = float(np.mean([not chosen[form].answers(f) for form, f in on_topic])) if on_topic else None
-    return {**{form: {"weights": m.weights, "bias": m.bias, "below": m.below} for form, m in chosen.items()},
-            "dev_traps_refused": round(float((~answered[~answerable]).mean()), 4),
+    return chosen
+
+
+def choose_no_answer(rows: list[Row], on_topic: list[Row], max_loss: float = 0.05, min_type: int = 20) -> dict:
+    """The no-answer models (``fit_forms``) at the phrase/sentence cut (``SENTENCE_WORDS``)
+    that refuses the most dev traps while no query type, over all forms, loses more than
+    ``max_loss`` of its hit@5 (a type split between phrases and sentences may fall under
+    ``min_type`` in one of them, where its own rule does not hold it). Reports the traps
+    refused and the hit@5 served at the chosen bars, and the on-topic traps refused."""
+    answerable = np.array([r.answerable for r in rows])
+    correct = np.array([r.correct for r in rows])
+    types = np.array([r.type for r in rows])
+    best = None
+    for words in SENTENCE_WORDS:
+        models = fit_forms(rows, words, max_loss, min_type)
+        answered = np.array([models[r.form(words)].answers(r.values) for r in rows])
+        lost = max(float((correct & ~answered)[answerable & (types == t)].mean()) for t in set(types[answerable]))
+        refused = float((~answered[~answerable]).mean())
+        print(f"  sentence_words {words}: traps refused {refused:.3f}, served {(correct & answered)[answerable].mean():.3f}, "
+              f"most lost by a type {lost:.3f}")
+        if lost <= max_loss + 1e-9 and (best is None or refused > best[0]):
+            best = (refused, words, models, answered)
+    if best is None:
+        raise SystemExit(f"no phrase/sentence cut of {SENTENCE_WORDS} holds every query type's loss within {max_loss}")
+    refused, words, models, answered = best
+    fit_forms(rows, words, max_loss, min_type, verbose=True)
+    on_topic_refused = float(np.mean([not models[r.form(words)].answers(r.values) for r in on_topic])) if on_topic else None
+    return {"sentence_words": words,
+            **{form: {"weights": m.weights, "bias": m.bias, "below": m.below} for form, m in models.items()},
+            "dev_traps_refused": round(refused, 4),
             "dev_served_hit5": round(float((correct & answered)[answerable].mean()), 4),
             "dev_on_topic_refused": None if on_topic_refused is None else round(on_topic_refused, 4)}
 

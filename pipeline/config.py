@@ -96,7 +96,9 @@ class NoAnswerConfig(_Section):
 
 
 class NoAnswerForms(_Section):  # one model per query form (refusal.QUERY_FORMS)
-    statement: NoAnswerConfig
+    sentence_words: int  # a statement of fewer words is a phrase
+    phrase: NoAnswerConfig
+    sentence: NoAnswerConfig
     question: NoAnswerConfig
 
 

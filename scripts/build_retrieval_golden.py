@@ -71,7 +71,7 @@ from pathlib import Path
 from build_golden_set import fetch_deb
 
 from pipeline.retrieval.evaluation import ABSENT, ON_TOPIC
-from pipeline.retrieval.refusal import query_form
+from pipeline.retrieval.refusal import is_question
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "golden" / "install-guide.json"
@@ -191,7 +191,7 @@ def hand_written(path: Path, kind: str, keys: list[str], cut: set[str]) -> list[
         raise ValueError(f"{path}: sections not in the pool: {unknown}")
     return ([{"lang": lang, "type": kind, "text": text, "section": q["section"]}
              for q in written["answerable"] for lang, text in q["queries"].items()]
-            + [{"lang": lang, "type": "question" if query_form(text) == "question" else kind, "text": text,
+            + [{"lang": lang, "type": "question" if is_question(text) else kind, "text": text,
                 "section": q["key"]} for q in written["absent"] for lang, text in q["queries"].items()])
 
 

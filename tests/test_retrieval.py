@@ -180,8 +180,10 @@ def test_each_embedder_has_its_own_no_answer_model_or_none(settings):
     assert decision is not None and set(decision.models) == set(refusal.QUERY_FORMS)
     for model in decision.models.values():
         assert 0 < model.below < 1 and set(model.weights) == set(refusal.FEATURES)
-    assert decision.model("Was ist Debian?") is decision.models["question"]
-    assert decision.model("Booten von der Festplatte") is decision.models["statement"]
+    assert decision.model("Was ist Debian?", "word") is decision.models["question"]
+    assert decision.model("Booten von der Festplatte", "word") is decision.models["phrase"]
+    assert decision.model("Die Festplatte wird beim Booten vom Installer als erstes Laufwerk erkannt.",
+                          "word") is decision.models["sentence"]
     assert no_answer_model(settings, "an-embedder-never-fitted") is None
 
 
@@ -193,7 +195,19 @@ def test_each_embedder_has_its_own_no_answer_model_or_none(settings):
     ("Le «¿qué?» de Debian", "statement"), ("パッケージの作成", "statement"),
 ])
 def test_a_query_is_a_question_by_its_form_in_each_language(query, form):
-    assert refusal.query_form(query) == form
+    assert refusal.is_question(query) == (form == "question")
+
+
+@pytest.mark.parametrize("query, tokenization, form", [
+    ("Booting from network", "word", "phrase"),
+    ("Booting from the network needs a TFTP server and a DHCP server.", "word", "sentence"),
+    ("Booting from the network?", "word", "question"),
+    ("パッケージの作成", "kagome_ja", "phrase"),  # 7 bigrams: 3.5 words
+    ("パッケージの作成には多くの手順とツールが必要になります", "kagome_ja", "sentence"),
+    ("从网络启动", "trigram", "phrase"),
+])
+def test_a_statement_of_fewer_words_than_the_cut_is_a_phrase(query, tokenization, form):
+    assert refusal.query_form(query, tokenization, sentence_words=6) == form
 
 
 def test_no_answer_model_fits_a_separable_feature_and_refuses_below_its_bar():

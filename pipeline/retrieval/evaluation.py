@@ -149,7 +149,8 @@ def answers(retriever: Retriever, run: QueryRun, groups: list[Group], candidates
         return bool(groups)
     tokenization = retriever.settings.languages[run.query_lang].tokenization
     query = run.query["text"]
-    return bool(groups) and model.answers(query, features(query, run.query_lang, tokenization, groups, candidates))
+    return bool(groups) and model.answers(query, tokenization,
+                                          features(query, run.query_lang, tokenization, groups, candidates))
 
 
 def score_runs(runs: list[QueryRun], retriever: Retriever, params: FusionParams, model: NoAnswerDecision | None,

@@ -20,9 +20,10 @@ number (docs/retrieval.md, step 7), all from what search already has:
   shares its content words with the passage that answers it, while a two-word heading
   need not (its passage says it in other words).
 
-A query is a **question** or a **statement** by its form (``query_form``): a question mark
-at its end (or ¿ at its start), or the particle that ends a Japanese (か) or Chinese (吗,
-呢) question written without one. Each form has its own logistic model over these
+A query has one of three **forms** (``query_form``): a **question** (a question mark at its
+end, or ¿ at its start, or the particle that ends a Japanese (か) or Chinese (吗, 呢) question
+written without one), else a **phrase** (fewer than ``sentence_words`` words: a heading, a
+title, key words) or a **sentence**. Each form has its own logistic model over these
 features, fitted per embedder on the golden set's dev split (benchmarks/tune_retrieval.py);
 it gives the probability that the best hit answers, and search answers "no passage found"
 below that model's bar, ``retrieval.embedders.<embedder>.no_answer.<form>.below``: the
@@ -31,6 +32,10 @@ heading a user words in their own way does not pay for the headings that copy a 
 The forms differ in what tells a missing passage: a heading or a sentence copies its section's words, while
 a question asks in words of its own; with one model for both, the questions paid for the
 statements' bar (dev: 0.53 of the answerable questions served, 0.69 with a model per form).
+And a sentence carries enough words of its own to tell a missing passage by them, while two
+or three words tell little: with one model and one bar for every statement, the phrases
+held the sentences' bar down (dev: 59.4 % of the traps refused; 66.2 % with phrases and
+sentences apart, at the same cost; docs/benchmarks.md, "Phrases and sentences apart").
 
 Not a feature: the coverage of the query's terms by the passage's heading path. It took
 the test split's absent traps refused to 92 %, but only because the set's heading queries
@@ -77,6 +82,16 @@ def terms(text: str, tokenization: str) -> set[str]:
     return found
 
 
+def _words(found: set[str], tokenization: str) -> float:
+    return len(found) / (1 if tokenization == "word" else CJK_BIGRAMS_PER_WORD)
+
+
+def query_words(query: str, tokenization: str) -> float:
+    """The query's length in words, as the ``length`` feature counts them (its distinct
+    terms; a CJK word is about two characters, hence two bigrams)."""
+    return _words(terms(query, tokenization), tokenization)
+
+
 def _in_language(group: Group, lang: str) -> Candidate | None:
     return next((c for c in group.members if c.lang == lang), None)
 
@@ -95,22 +110,28 @@ def features(query: str, query_lang: str, tokenization: str, groups: Sequence[Gr
     passage = _in_language(groups[0], query_lang)
     found = terms(passage.properties.get("text", ""), tokenization) if passage else set()
     coverage = sum(w for t, w in weight.items() if t in found) / total if passage else 1.0
-    length = math.log1p(len(wanted) / (1 if tokenization == "word" else CJK_BIGRAMS_PER_WORD))
+    length = math.log1p(_words(wanted, tokenization))
     return {"similarity": max(c.similarity for c in groups[0].members),
             "nearest_similarity": max(c.similarity for c in candidates),
             "margin": groups[0].score - (groups[1].score if len(groups) > 1 else 0.0),
             "coverage": coverage, "length": length, "coverage_x_length": coverage * length}
 
 
-QUERY_FORMS = ("statement", "question")
+QUERY_FORMS = ("phrase", "sentence", "question")
 # ? or ？ at the end (a closing quote or bracket may follow), ¿ at the start; Japanese か and
 # Chinese 吗 嗎 呢 at the end, where such questions often set no question mark
 _QUESTION = re.compile(r"^\W*¿|[?？][\"'”’）)」』]*\s*$|[か吗嗎呢][。．.]?\s*$")
 
 
-def query_form(query: str) -> str:
-    """``question`` or ``statement`` (a heading, a sentence, key words), by the query's form."""
-    return "question" if _QUESTION.search(query) else "statement"
+def is_question(query: str) -> bool:
+    return bool(_QUESTION.search(query))
+
+
+def query_form(query: str, tokenization: str, sentence_words: int) -> str:
+    """``question``; else ``phrase`` (fewer than ``sentence_words`` words) or ``sentence``."""
+    if is_question(query):
+        return "question"
+    return "phrase" if query_words(query, tokenization) < sentence_words else "sentence"
 
 
 @dataclass(frozen=True)
@@ -131,18 +152,20 @@ class NoAnswerModel:
 
 @dataclass(frozen=True)
 class NoAnswerDecision:
-    """One model per query form (``QUERY_FORMS``), each with its own bar."""
+    """One model per query form (``QUERY_FORMS``), each with its own bar; a statement of
+    fewer than ``sentence_words`` words is a phrase."""
 
     models: dict[str, NoAnswerModel]
+    sentence_words: int
 
-    def model(self, query: str) -> NoAnswerModel:
-        return self.models[query_form(query)]
+    def model(self, query: str, tokenization: str) -> NoAnswerModel:
+        return self.models[query_form(query, tokenization, self.sentence_words)]
 
-    def probability(self, query: str, values: dict[str, float]) -> float:
-        return self.model(query).probability(values)
+    def probability(self, query: str, tokenization: str, values: dict[str, float]) -> float:
+        return self.model(query, tokenization).probability(values)
 
-    def answers(self, query: str, values: dict[str, float]) -> bool:
-        return self.model(query).answers(values)
+    def answers(self, query: str, tokenization: str, values: dict[str, float]) -> bool:
+        return self.model(query, tokenization).answers(values)
 
 
 def fit(rows: Sequence[dict[str, float]], answerable: Sequence[bool], l2: float = 1.0,

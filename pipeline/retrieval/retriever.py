@@ -76,7 +76,7 @@ def no_answer_model(settings: Settings, embedder: str) -> NoAnswerDecision | Non
         return None
     forms = settings.retrieval.embedders[embedder].no_answer
     return NoAnswerDecision({form: NoAnswerModel(dict(m.weights), m.bias, m.below)
-                             for form in QUERY_FORMS for m in [getattr(forms, form)]})
+                             for form in QUERY_FORMS for m in [getattr(forms, form)]}, forms.sentence_words)
 
 
 def top_similarity(groups: list[Group]) -> float:
@@ -157,7 +157,8 @@ class Retriever:
                              f"the golden set's dev split (benchmarks/tune_retrieval.py --embedder {self.embedder.name}) "
                              "and add it to the config")
         tokenization = self.settings.languages[query_lang].tokenization
-        return self.no_answer.probability(query, features(query, query_lang, tokenization, groups, candidates))
+        return self.no_answer.probability(query, tokenization,
+                                          features(query, query_lang, tokenization, groups, candidates))
 
     def search(self, query: str, limit: int = 5, lang: str | None = None, mode: Mode = "hybrid") -> SearchResult:
         query_lang = self.query_language(query)
@@ -165,7 +166,8 @@ class Retriever:
         candidates = self.candidates(query, query_lang, vector, mode, lang)
         groups = self.rank([*candidates], query_lang, limit=max(limit, 2))  # the runner-up is a feature
         probability = self.answer_probability(query, query_lang, groups, candidates)
-        answered = bool(groups) and probability >= self.no_answer.model(query).below
+        tokenization = self.settings.languages[query_lang].tokenization
+        answered = bool(groups) and probability >= self.no_answer.model(query, tokenization).below
         return SearchResult(query=query, query_lang=query_lang, groups=groups[:limit] if answered else [],
                             answered=answered, best_score=top_similarity(groups), answer_probability=probability)
 
