@@ -328,6 +328,31 @@ def test_a_tier_tesseract_reads_with_a_column_split_is_read_again_in_halves(monk
         {0: "列一", 1: "列二", 2: "ls -lfoo", 3: "列四", 4: "列五"}
 
 
+def test_a_column_under_the_score_bar_stays_on_a_vertical_chinese_page_where_tesseract_reads_it_alike(monkeypatch):
+    # PP-OCR sees a column of code on its side and scores it low (an `ls -li` listing after
+    # moderate JPEG: 0.61); Tesseract reads it upright and alike, so it is text. A drawing's
+    # column is read as garbage by both, differently, and stays out.
+    reads = [("这是正文的一列。", 0.98), ("-rw-r--r--1rootroot02008-09-15", 0.61), ("=(a++1wecpend", 0.40)]
+    upright = {10: "-rw-r--r-- 1 root root 0 2008-09-15", 20: "口丨"}
+
+    class Reader:
+        name = "pp-ocr"
+
+        def read(self, crops: list[np.ndarray]) -> list[tuple[str, float]]:
+            return reads
+
+    monkeypatch.setattr(page, "spaced_tier", lambda image, columns: [c.box[0] for c in columns])
+    monkeypatch.setattr(page, "tesseract_columns", lambda tier, model: [upright[x] for x in tier])
+    tier = [geometry.Line(box=(10 * i, 0, 10 * i + 5, 50), frame=0, starts_paragraph=False) for i in range(3)]
+    (kept, texts, names), rejected = page._read(np.full((60, 40), 255, np.uint8), tier, "vertical", "zh",
+                                                {"zh": "chi_sim_vert"}, Reader())
+    assert kept == tier[:2] and "".join(texts[1].split()) == "-rw-r--r--1rootroot02008-09-15"
+    assert "chi_sim_vert" in names[1] and rejected == [reads[2]]
+    # on a page of another script (no second reader) the bar alone decides, as before
+    (kept, _, _), rejected = page._read(np.full((60, 40), 255, np.uint8), tier, "horizontal", None, {}, Reader())
+    assert kept == tier[:1] and rejected == reads[1:]
+
+
 # the reads of the orientation sample (the heads of the four longest columns) of tuning
 # pages with code, and of the heads of the next eight columns (MORE_*)
 ZH_CN_SAMPLE = "=tune2fs-codevUUェD=８17bae6b-45dBtrfs狀态能够在Ｄebianmmkfs (8)在Linu×系统上创建"

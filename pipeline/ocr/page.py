@@ -36,7 +36,7 @@ import logging
 import re
 import subprocess
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -88,6 +88,15 @@ MERGE_MIN_AGREEMENT = 0.6
 # figure pages (diagrams, formulas, chemistry) scored 0.11-0.72, most under 0.65
 # ('=(a++1 we cpend', '(x,)=( ))()= i+ )', a lone '1').
 MIN_LINE_SCORE = 0.65
+# SECOND_OPINION: on a vertical Chinese page a column under MIN_LINE_SCORE is read by
+# Tesseract chi_*_vert too, and kept (merged) where the two reads agree as a merge needs
+# (MERGE_MIN_AGREEMENT). PP-OCR sees a column turned, so upright Latin reaches it on its side,
+# and a column of code can score under the bar though it is text: the `ls -li` listing of
+# the zh-cn 13 pt sans measurement page (`-rw-r--r-- 1 root root 0 2008-09-15`) scored
+# 0.84-0.90 clean and 0.61-0.63 after moderate JPEG or dust, and those whole columns were
+# dropped (11.8 / 7.0 % CER, 0.95 clean); tuning pages of that style typeset from other
+# paragraphs lost `/usr/share/common-licenses/GPL` (0.648, dust; 9.4 % CER, 3.3 % kept) and
+# `$ gs -q -dNOPAUSE ...` (0.592, JPEG; 7.2 %, 3.2 % kept), and a short last column 打开。 (0.574).
 
 
 @dataclass(frozen=True)
@@ -325,12 +334,15 @@ def _read(page: np.ndarray, lines: list[Line], direction: Direction, script: str
         texts = _kana_and_hyphens(page, lines, [vertical_punctuation(reads[i]) for i in range(len(lines))])
         return (lines, texts, engines), []
     results = rec.read([line_crop(page, l.box, direction) for l in lines])
-    rejected = [(text, score) for text, score in results if score < MIN_LINE_SCORE and text.strip()]
-    lines = [line for line, (_, score) in zip(lines, results) if score >= MIN_LINE_SCORE]
-    texts = [text for text, score in results if score >= MIN_LINE_SCORE]
-    engines = [rec.name] * len(lines)
+    texts, engines = [text for text, _ in results], [rec.name] * len(lines)
+    doubtful = {i for i, (text, score) in enumerate(results) if score < MIN_LINE_SCORE and text.strip()}
+    confirmed: set[int] = set()
     if script == "zh" and direction == "vertical" and "zh" in vertical_models:
-        texts, engines = _merge_vertical_chinese(page, lines, texts, engines, vertical_models)
+        texts, engines = _merge_vertical_chinese(page, lines, texts, engines, vertical_models, doubtful)
+        confirmed = {i for i in doubtful if engines[i] != rec.name}  # SECOND_OPINION: Tesseract read it alike
+    rejected = [results[i] for i in sorted(doubtful - confirmed)]
+    keep = [i for i, (_, score) in enumerate(results) if score >= MIN_LINE_SCORE or i in confirmed]
+    lines, texts, engines = [lines[i] for i in keep], [texts[i] for i in keep], [engines[i] for i in keep]
     if direction == "vertical":
         texts = [vertical_punctuation(t) for t in texts]
         if script == "zh" and _simplified(texts):
@@ -369,15 +381,17 @@ def _in_reading_order(reads: list[tuple[Read, Direction]]) -> tuple[list[Line], 
 
 
 def _merge_vertical_chinese(page: np.ndarray, lines: list[Line], texts: list[str], engines: list[str],
-                            vertical_models: dict[str, str]) -> tuple[list[str], list[str]]:
-    """Columns whose PP-OCR read holds Latin, read again by Tesseract and merged
+                            vertical_models: dict[str, str], doubtful: Collection[int] = ()
+                            ) -> tuple[list[str], list[str]]:
+    """Columns whose PP-OCR read holds Latin, and the ``doubtful`` ones (scored under
+    MIN_LINE_SCORE; see SECOND_OPINION), read again by Tesseract and merged
     (``columns.merge_reads``); a column where the two reads share too little is left as PP-OCR
-    read it."""
+    read it (and keeps PP-OCR's engine name alone)."""
     from pipeline.text.langid import chinese_forms
 
-    forms = chinese_forms("".join(texts))
+    forms = chinese_forms("".join(t for i, t in enumerate(texts) if i not in doubtful))
     model = vertical_models.get("zh-Hant", vertical_models["zh"]) if forms == "traditional" else vertical_models["zh"]
-    latin = [i for i, t in enumerate(texts) if LATIN_OR_SYMBOL.search(columns.nfkc(t))]
+    latin = [i for i, t in enumerate(texts) if LATIN_OR_SYMBOL.search(columns.nfkc(t)) or i in doubtful]
     if not latin:
         return texts, engines
     texts, engines = list(texts), list(engines)
