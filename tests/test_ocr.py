@@ -136,6 +136,34 @@ def test_merge_reads_takes_symbols_upright_and_han_and_letters_turned(turned, up
     assert "閉" not in merged and "殼" not in merged  # Tesseract's Han misreads stay out
 
 
+# zh-tw and zh-cn vertical tuning pages, 14 pt sans (extra pages from tuning paragraphs)
+@pytest.mark.parametrize("turned, upright, simplified, merged", [
+    ("設備“devしpO，或者", "設備//dev/Lp0”,或者", False, "設備“/dev/lp0”，或者"),  # “/ and /l; 0”
+    ("/devconsole來描述。", "2/dev/consolLe/來描述。", False, "“/dev/console”來描述。"),  # ticks read 2 and /
+    ("在Debian系統上的ps（1 指令同時", "在Debian系統上的ps(1)措令同時", False, "在Debian系統上的ps（1)指令同時"),
+    ("useromo·ooos", "user0m0.000s", False, "user0m0.000s"),
+    ("可以通过」ournalctl", "可以通过journalctl", True, "可以通过journalctl"),
+    ("得熟悉类unix工具", "得熟悉类Unix工具", True, "得熟悉类Unix工具"),
+    ("可以通过=首选项", "可以通过首选项", True, '可以通过"首选项'), ("a=b", "ab", False, "a=b"),
+])
+def test_merge_reads_quote_ticks_kana_and_case(turned, upright, simplified, merged):
+    assert columns.merge_reads(turned, upright, simplified) == merged
+
+
+@pytest.mark.parametrize("read, text", [
+    ("[Unit]Desc", "“Unit]Desc"), ('"$x"];the', '"$x"];the'), ("用[sudo]命令", "用“sudo”命令"),
+    ("通过”首选项”→『通用』", '通过"首选项"→“通用”'), ('noexpandtab"”和', 'noexpandtab"和'),
+])
+def test_simplified_pages_read_curly_quotes_as_ascii_and_corners_as_curly(read, text):
+    assert page.simplified_quotes(read) == text
+
+
+def test_kana_in_chinese_columns_are_latin_and_quotes_after_symbols_close():
+    assert columns.latin_kana("sources・listしsメュ") == "sources.listlsX1"
+    assert columns.quote_direction("。“..“目錄") == "。“..”目錄" and columns.quote_direction("abc,“中文") == "abc,“中文"
+    assert "內裝參".translate(columns.TRADITIONAL_FORMS) == "內裝參" == "内装参".translate(columns.TRADITIONAL_FORMS)
+
+
 def test_merge_reads_keeps_identical_reads():
     assert columns.merge_reads("在Debian中，這是", "在Debian中,這是") == "在Debian中，這是"
 

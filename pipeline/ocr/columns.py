@@ -89,7 +89,10 @@ def hyphens(text: str, low_line_strokes: int) -> str:
 
 
 QUOTE_OPENS = re.compile(rf"(?<=[^{LATIN}\s!-/:-@\[-`{{-~])[“”](?=[{LATIN}])")
-QUOTE_CLOSES = re.compile(rf"(?<=[{LATIN}])[“”](?=[\u3000-\u303f\u3400-\u9fff\uff0c\uff1a\uff1b])")
+# After Latin, or an ASCII symbol but a comma, an opening bracket or a quote (“..”目錄, “<”或),
+# a quote before Han or CJK punctuation closes: in the 1271 zh-cn/zh-tw tuning paragraphs
+# 272 of 275 such quotes close (after an ASCII comma 48 of 48 open)
+QUOTE_CLOSES = re.compile(rf"(?<=[{LATIN}!#-&)*+\-./:;<=>?@\\\]^_|}}~])[“”](?=[\u3000-\u303f\u3400-\u9fff\uff0c\uff1a\uff1b])")
 # After Han, a quote before closing punctuation closes (not before ASCII . : ? and the
 # like, which code quotes: “.bak”, “:”); one after an opening bracket opens
 QUOTE_BEFORE_CLOSING = re.compile(r"(?<=[\u3400-\u9fff])[“”](?=[)），。、；：！？」』])")
@@ -102,6 +105,22 @@ def quote_direction(text: str) -> str:
     return QUOTE_AFTER_OPENING.sub("“", QUOTE_BEFORE_CLOSING.sub("”", text))
 
 
+# Kana in a Chinese column are Latin the readers took for kana (the 1271 zh-cn/zh-tw tuning
+# paragraphs hold no kana and no ・): l read し, . read ・, X read メ, the 1 of bs=1M read ュ,
+# the I of UUID read ェ
+KANA_AS_LATIN = str.maketrans("し・メュェ", "l.X1I")
+
+
+def latin_kana(text: str) -> str:
+    """A Chinese column's read with the kana that stand for Latin put back (see above)."""
+    return text.translate(KANA_AS_LATIN)
+
+
+# PP-OCR reads some characters of a traditional page in their simplified forms (參 read 参,
+# 內 内, 裝 装, 虛 虚 on the zh-tw 14 pt sans tuning pages); of GB2312's characters that Big5
+# lacks, the 630 zh-tw tuning paragraphs hold only 着 (twice in 58955 characters)
+TRADITIONAL_FORMS = str.maketrans("参内装虚", "參內裝虛")
+
 # Han, kana and CJK punctuation/brackets (not the full-width forms of ASCII)
 CJK_TEXT = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uf900-\ufaff\ufe10-\ufe4f]")
 
@@ -110,7 +129,7 @@ def nfkc(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
-def merge_reads(turned: str, upright: str) -> str:
+def merge_reads(turned: str, upright: str, simplified: bool = False) -> str:
     """One vertical Chinese column from PP-OCR's read (``turned``: the column turned into a
     line) and Tesseract ``chi_*_vert``'s (``upright``).
 
@@ -124,7 +143,13 @@ def merge_reads(turned: str, upright: str) -> str:
     where Tesseract read the digits they look like on their side are the digits
     (TURNED_DIGITS: loopo is loop0). Where PP-OCR read only a symbol that looks like a letter against Tesseract's
     letters, Tesseract's read stands (x read ×; a $ read g stays $). A " that Tesseract
-    does not confirm is a curly quote (UNCONFIRMED_QUOTE).
+    does not confirm is a curly quote (UNCONFIRMED_QUOTE), and so is a 2 only Tesseract read.
+    Tesseract's path symbols stand where PP-OCR read a kana (/l read し), its j where PP-OCR
+    read 」, a slash after PP-OCR's curly quote (“/dev: PP-OCR drops the /), and a / or , it
+    alone read between Latin and Han is a closing quote's ticks. A replaced span of equal
+    length is merged character by character (``_one_of``); in an equal one the case of o u v
+    w x z is Tesseract's (``_case_upright``). On a simplified page (``simplified``) PP-OCR's
+    = where Tesseract read no symbol is an upright ＂ (two bars, turned).
     """
     def folded(text: str) -> list[str]:  # full-width and ASCII forms align (５ with 5)
         return [f if len(f := nfkc(c).lower()) == 1 else c for c in text]
@@ -135,23 +160,67 @@ def merge_reads(turned: str, upright: str) -> str:
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         ours, theirs = turned[i1:i2], upright[j1:j2]
         symbols = "".join(c for c in theirs if not c.isalnum())
-        if op == "replace" and DIGITS_FOR_LETTERS.fullmatch(ours) and LETTERS_LIKE_DIGITS.fullmatch(theirs) \
+        if op == "equal":
+            out.append("".join(map(_case_upright, ours, theirs)))
+        elif op == "replace" and DIGITS_FOR_LETTERS.fullmatch(ours) and LETTERS_LIKE_DIGITS.fullmatch(theirs) \
                 and len(ours) == len(theirs) and ENDS_LOWER_CASE.search("".join(out)) \
                 and not turned[i2:i2 + 1].isdigit():
             out.append(ours.translate(LETTERS_OF_DIGITS))  # she11 -> shell: 1 and 0 in a word
         elif op == "replace" and len(ours) == len(theirs) and \
                 all((nfkc(a), b) in TURNED_DIGITS for a, b in zip(ours, theirs)):
             out.append(theirs)  # a digit turned on its side, read as the letter it then looks like
+        elif op == "replace" and KANA_ONLY.fullmatch(ours) and PATH_FOR_KANA.fullmatch(theirs):
+            after = turned[i2:i2 + 1] + "".join(out)[-1:]  # /l read し, ~/. read ・: a path's symbols
+            out.append(theirs.replace("L", "l") if re.search("[a-z]", after) else theirs)
+        elif op == "replace" and ours in "「」" and LETTER_FOR_BRACKET.fullmatch(theirs):
+            out.append(theirs)  # /journal read 」ournal: a j on its side is a corner bracket
+        elif simplified and op != "equal" and nfkc(ours) == "=" and not symbols:
+            out.append('"')  # an upright ＂ turned: two bars, which only a simplified page sets
+        elif op == "replace" and ours in ("“", "”") and SLASHES_FOR_QUOTE.fullmatch(theirs):
+            out.append(ours + "/")  # “/dev: PP-OCR drops the slash, Tesseract reads the ticks as / too
+        elif op == "insert" and theirs in ("/", ",") and ENDS_LATIN.search("".join(out)) \
+                and CJK_TEXT.match(turned[i2:i2 + 1]):
+            out.append("”")  # /dev/console”來: a closing quote's ticks only Tesseract read (as / or ,)
+        elif op == "insert" and theirs in TESSERACT_QUOTE_TICKS:
+            out.append("“")  # a curly quote PP-OCR dropped, its ticks read 2 (turned by quote_direction)
+        elif op == "replace" and len(theirs) > len(ours) and ours.isalnum() and theirs[:len(ours)].isalnum() \
+                and not CJK_TEXT.search(ours) and not theirs[len(ours):].isalnum():
+            rest = theirs[len(ours):]  # ttyS0” read ttySO: the letters as the rules say, then the symbols
+            out.append(merge_reads(ours, theirs[:len(ours)]) + "".join(c for c in rest if not c.isalnum()))
         elif op != "equal" and nfkc(ours) == '"' and nfkc(theirs) in UNCONFIRMED_QUOTE:
             out.append("“")  # a curly quote's ticks, which only the turned read took for "
         elif op == "replace" and ours and set(ours) <= SYMBOLS_LIKE_LETTERS and theirs[:1].isalpha() \
                 and not CJK_TEXT.search(ours + theirs):
             out.append(theirs)  # a letter PP-OCR took for a symbol (x read ×) beside one it dropped
+        elif op == "replace" and len(ours) == len(theirs) and symbols:
+            beside_han = bool(CJK_TEXT.search(ours + theirs))  # ps（1 指令 against ps(1)措令: ps（1)指令
+            out.append("".join(_one_of(a, b, beside_han) for a, b in zip(ours, theirs)))
         elif op == "equal" or not symbols or CJK_TEXT.search(ours + theirs) or nfkc(ours) == nfkc(theirs):
             out.append(ours)
         else:
             out.append(symbols)
     return _ones_for_ells("".join(out), nfkc(upright))
+
+
+def _case_upright(ours: str, theirs: str) -> str:
+    """PP-OCR's letter in the case Tesseract read it, for letters whose two cases differ
+    only in size (o u v w x z): turned, PP-OCR cannot tell them apart (Unix read unix).
+    Not c and s, whose case Tesseract misread as often as PP-OCR on the tuning pages."""
+    if nfkc(ours).lower() in SAME_SHAPE_CASES and nfkc(ours) != nfkc(theirs):
+        return ours.upper() if theirs.isupper() else ours.lower()
+    return ours
+
+
+def _one_of(ours: str, theirs: str, beside_han: bool) -> str:
+    """One character of a replaced span the two reads hold at the same place: Han and CJK
+    punctuation and letters from PP-OCR, symbols and turned digits from Tesseract; in a
+    span with Han, Tesseract's symbols only where PP-OCR read a space (its — stays against
+    Tesseract's -: 手冊——網路 read 手冊-網路 on a zh-tw tuning page, 16 pt serif)."""
+    if CJK_TEXT.match(ours) or CJK_TEXT.match(theirs) or (beside_han and not ours.isspace()):
+        return ours
+    if (nfkc(ours), theirs) in TURNED_DIGITS or not theirs.isalnum():
+        return theirs
+    return ours
 
 
 def _ones_for_ells(merged: str, upright: str) -> str:
@@ -181,6 +250,13 @@ UNCONFIRMED_QUOTE = {"", "2", "2“", "2”", "“", "”"}
 # Tesseract): where PP-OCR read only such letters against Tesseract's digits, the digits stand.
 TURNED_DIGITS = {("o", "0"), ("O", "0"), ("g", "9"), ("i", "1")}
 SYMBOLS_LIKE_LETTERS = {"×"}
+KANA_ONLY = re.compile("[\u3041-\u3096\u30a1-\u30fa\u30fb]+")
+SLASHES_FOR_QUOTE = re.compile("[2/]?/")
+PATH_FOR_KANA = re.compile("[~/.]*/[~/.]*[A-Za-z]?")
+LETTER_FOR_BRACKET = re.compile("/?[jJ]")
+SAME_SHAPE_CASES = set("ouvwxz")
+ENDS_LATIN = re.compile(f"[{LATIN}]$")
+TESSERACT_QUOTE_TICKS = {"2", "2“", "2”"}
 DIGITS_FOR_LETTERS = re.compile("[01]+")
 LETTERS_LIKE_DIGITS = re.compile("[lIoO]+")
 ENDS_LOWER_CASE = re.compile("[a-z]$")

@@ -161,7 +161,22 @@ DEGREE_FOR_STOP = re.compile(r"(?<=[\u3040-\u30ff\u3400-\u9fff])°")
 # Traditional Chinese uses 『』 itself, so its reads are left alone.
 # Their white corners also come out as [ ] (142 of the tuning paragraphs hold “, 14 hold [);
 # quote_direction then turns each the way its neighbours say.
-SIMPLIFIED_QUOTES = str.maketrans({"『": "“", "』": "”", "[": "“", "]": "”"})
+SIMPLIFIED_QUOTES = str.maketrans({"『": "“", "』": "”"})
+# ... but a bracket with ASCII on its outer side is one (Unit]Desc, "$x"];)
+CORNER_READ_AS_BRACKET = re.compile(r"(?<![!-~])\[|\](?![!-~])")
+# A curly quote a reader returns on a simplified page is the upright ＂ of an ASCII quote:
+# the page's curly quotes are set as 『』, which the readers return as 『』 or [ ]
+CURLY_FOR_ASCII = str.maketrans("“”", '""')
+
+
+# (Tesseract reads the two ticks of one ＂ as "” at times: noexpandtab"”和)
+TICKS_READ_TWICE = re.compile('"[“”]|[“”]"')
+
+
+def simplified_quotes(text: str) -> str:
+    """A simplified Chinese column's quotes put back (see above)."""
+    text = TICKS_READ_TWICE.sub('"', text).translate(CURLY_FOR_ASCII).translate(SIMPLIFIED_QUOTES)
+    return CORNER_READ_AS_BRACKET.sub(lambda m: "“" if m.group() == "[" else "”", text)
 
 
 def vertical_punctuation(text: str) -> str:
@@ -346,10 +361,13 @@ def _read(page: np.ndarray, lines: list[Line], direction: Direction, script: str
     lines, texts, engines = [lines[i] for i in keep], [texts[i] for i in keep], [engines[i] for i in keep]
     if direction == "vertical":
         texts = [vertical_punctuation(t) for t in texts]
-        if script == "zh" and _simplified(texts):
-            texts = [t.translate(SIMPLIFIED_QUOTES) for t in texts]
+        forms = _forms(texts) if script == "zh" else None
+        if forms == "simplified":
+            texts = [simplified_quotes(t) for t in texts]
+        elif forms == "traditional":
+            texts = [t.translate(columns.TRADITIONAL_FORMS) for t in texts]
         if script == "zh":
-            texts = [columns.quote_direction(t) for t in texts]
+            texts = [columns.quote_direction(columns.latin_kana(t)) for t in texts]
     return (lines, texts, engines), rejected
 
 
@@ -363,10 +381,10 @@ def _kana_and_hyphens(page: np.ndarray, lines: list[Line], texts: list[str]) -> 
     return out
 
 
-def _simplified(texts: list[str]) -> bool:
+def _forms(texts: list[str]) -> str:
     from pipeline.text.langid import chinese_forms
 
-    return chinese_forms("".join(texts)) == "simplified"
+    return chinese_forms("".join(texts))
 
 
 def _in_reading_order(reads: list[tuple[Read, Direction]]) -> tuple[list[Line], list[str], list[str], list[Direction]]:
@@ -411,6 +429,6 @@ def _merge_vertical_chinese(page: np.ndarray, lines: list[Line], texts: list[str
         upright = columns.hyphens(upright, columns.low_lines(page[box[1]:box[3], box[0]:box[2]]))
         agreement = difflib.SequenceMatcher(None, columns.nfkc(texts[i]), columns.nfkc(upright), autojunk=False).ratio()
         if agreement >= MERGE_MIN_AGREEMENT:
-            texts[i] = columns.merge_reads(texts[i], upright)
+            texts[i] = columns.merge_reads(texts[i], upright, simplified=forms == "simplified")
             engines[i] = f"{engines[i]} + {_tesseract_engine(model)}"
     return texts, engines
