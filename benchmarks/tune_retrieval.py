@@ -45,7 +45,7 @@ from pipeline.retrieval.evaluation import (
     trap_kind,
 )
 from pipeline.retrieval.fusion import FusionParams
-from pipeline.retrieval.refusal import QUERY_FORMS, NoAnswerModel, features, fit, is_question, query_words
+from pipeline.retrieval.refusal import QUERY_FORMS, NoAnswerModel, features, fit, form_of, is_question, query_words
 from pipeline.retrieval.retriever import Retriever
 from pipeline.stores import vector_store
 
@@ -103,7 +103,7 @@ class Row:
     correct: bool  # the hybrid retriever finds it in the top five
 
     def form(self, sentence_words: int) -> str:
-        return "question" if self.question else "phrase" if self.words < sentence_words else "sentence"
+        return form_of(self.question, self.words, sentence_words)
 
 
 def no_answer_rows(retriever: Retriever, runs: list[QueryRun], params: FusionParams) -> tuple[list[Row], list[Row]]:

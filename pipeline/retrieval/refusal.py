@@ -127,11 +127,13 @@ def is_question(query: str) -> bool:
     return bool(_QUESTION.search(query))
 
 
-def query_form(query: str, tokenization: str, sentence_words: int) -> str:
+def form_of(question: bool, words: float, sentence_words: int) -> str:
     """``question``; else ``phrase`` (fewer than ``sentence_words`` words) or ``sentence``."""
-    if is_question(query):
-        return "question"
-    return "phrase" if query_words(query, tokenization) < sentence_words else "sentence"
+    return "question" if question else "phrase" if words < sentence_words else "sentence"
+
+
+def query_form(query: str, tokenization: str, sentence_words: int) -> str:
+    return form_of(is_question(query), query_words(query, tokenization), sentence_words)
 
 
 @dataclass(frozen=True)
