@@ -58,6 +58,9 @@ def test_a_stage_spinning_in_native_code_is_stopped_at_its_deadline(limited, tmp
 
 
 def test_a_stage_eating_memory_is_stopped_at_the_cap(limited, tmp_path):
+    # a deadline far off, so that only the cap can stop it: on a loaded machine filling
+    # 1500 MiB (a fresh worker first) once took past the 6 s of the fixture's limits
+    limited.limits.base_s = 60
     ref = document(limited, tmp_path, "hog.pdf", "deadline-hog")
     result = run_stage(FAULTY_EXTRACT, ref, limited)
     assert result.status == "quarantined" and result.reason == "too_large"
