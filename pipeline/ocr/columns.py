@@ -243,7 +243,8 @@ DOUBLE_PRIME_QUOTES = str.maketrans("〝〞〟", "“””")
 # it as " (PP-OCR, seeing it turned, drops it); the slanted ticks of “ ” are what PP-OCR
 # reads as " and Tesseract as 2 or 2”. On a zh-tw tuning page (14 pt sans, JPEG mild) 13
 # of the 16 errors were such quotes.
-UNCONFIRMED_QUOTE = {"", "2", "2“", "2”", "“", "”"}
+TESSERACT_QUOTE_TICKS = {"2", "2“", "2”"}  # Tesseract's reads of a curly quote's ticks
+UNCONFIRMED_QUOTE = {"", "“", "”"} | TESSERACT_QUOTE_TICKS
 # An upright digit in a column reaches PP-OCR on its side, where 0 looks like o, 9 like g
 # and 1 like i; Tesseract, which sees it upright, reads the digit (loop0 read loopo,
 # iso9660 isog66o, bs=1 bs=i by PP-OCR on a zh-tw tuning page, 13 pt sans, and right by
@@ -256,7 +257,6 @@ PATH_FOR_KANA = re.compile("[~/.]*/[~/.]*[A-Za-z]?")
 LETTER_FOR_BRACKET = re.compile("/?[jJ]")
 SAME_SHAPE_CASES = set("ouvwxz")
 ENDS_LATIN = re.compile(f"[{LATIN}]$")
-TESSERACT_QUOTE_TICKS = {"2", "2“", "2”"}
 DIGITS_FOR_LETTERS = re.compile("[01]+")
 LETTERS_LIKE_DIGITS = re.compile("[lIoO]+")
 ENDS_LOWER_CASE = re.compile("[a-z]$")
