@@ -68,6 +68,21 @@ def test_mixed_configured_languages_are_accepted_per_block(settings):
     assert cleaned.lang_at(command, command + 12) == "de"  # a short line keeps its neighbour's language
 
 
+def test_a_heading_takes_the_language_of_the_short_paragraph_before_it(settings):
+    # a partly translated manual (the sample corpus's Spanish maint-guide): an untranslated
+    # English paragraph, a short Spanish one, then a Spanish heading too short to detect
+    spanish_short = ("Como nuevo desarrollador, es aconsejable que adquieras experiencia con la "
+                     "construcción de paquetes sencillos y se desaconseja construir paquetes complicados.")
+    spanish_long = ("El sistema de paquetes es una de las razones por las que Debian es una distribución "
+                    "excelente. Cada paquete declara de qué depende, y las herramientas lo instalan primero. "
+                    "Una actualización reemplaza los archivos de un paquete en un solo paso.")
+    cleaned = language.clean_and_detect(
+        document([[ENGLISH, spanish_short, "Paquetes sencillos", spanish_long, ENGLISH, spanish_long]]), settings)
+    heading = cleaned.text.index("Paquetes sencillos")
+    assert cleaned.lang_at(heading, heading + 18) == "es"
+    assert cleaned.lang_at(0, 20) == "en"
+
+
 def test_norwegian_is_quarantined_with_shares(settings):
     with pytest.raises(DocumentError) as err:
         language.clean_and_detect(document([norwegian_paragraphs()]), settings)

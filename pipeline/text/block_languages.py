@@ -6,9 +6,9 @@ English passages) is accepted when its languages are configured; what is quarant
 text the configured languages do not cover. Smoothing keeps monolingual documents whole:
 a block leaves the main language only when it is long enough to be a paragraph of its own
 (``language.block_min_letters``) and clearly detected; a shorter block (a heading, a list
-item, a code line) stays in the language of the paragraphs around it unless it reads as
-one of the document's languages (a fifth of the evidence or more), so headings and command
-names do not flip.
+item, a code line) keeps its own reading only when that is one of the document's languages
+(a fifth of the evidence or more), else it takes the label of the block before it, so
+headings and command names do not flip.
 """
 
 from __future__ import annotations
@@ -54,14 +54,18 @@ def label_blocks(texts: list[str], settings: Settings) -> BlockLanguages:
     languages = {lang for lang, v in evidence.items() if v >= DOCUMENT_LANGUAGE_SHARE * sum(evidence.values())}
     labels: list[str | None] = []
     current = main  # the language of the last block long and clear enough to have its own
+    previous = main  # the label of the last block with letters
     for found, n in zip(detected, letters):
         if found and n >= settings.language.block_min_letters and found[1] >= MIN_SWITCH_SCORE:
             current = found[0]
             labels.append(current)
         elif not n:
             labels.append(None)
-        else:  # a heading, list item or code line: its own reading only in one of the document's languages
-            labels.append(found[0] if found and found[0] in languages | {current} else current)
+        else:  # a heading, list item or code line: its own reading only in one of the document's
+            # languages, else the block's before it (a Spanish heading after a short Spanish
+            # paragraph that follows an untranslated English one is Spanish)
+            labels.append(found[0] if found and found[0] in languages | {current} else previous)
+        previous = labels[-1] or previous
     final: Counter[str] = Counter()
     text_letters: Counter[str] = Counter()
     for label, found, n in zip(labels, detected, letters):
