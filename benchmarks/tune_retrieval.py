@@ -13,7 +13,9 @@ split's answerable queries and ``absent`` traps (their answer is in no passage) 
 form, its bar the highest that costs each query type of the
 form (heading, first sentence, paraphrase, question) at most five points of its answerable
 queries' hit@5; the ``on_topic`` traps (sections cut from the pool,
-often answered by a look-alike) are only reported at those bars.
+often answered by a look-alike) are only reported at those bars. At the chosen cut, the
+``across_languages`` models are fitted the same way on the dev runs with each query's own
+language taken out of its candidates (refusal.ACROSS_FEATURES).
 
     .venv/bin/python benchmarks/tune_retrieval.py [--embedder NAME ...] [--no-answer-only]
 """
@@ -37,6 +39,7 @@ from pipeline.embedding.embedders import get_embedder
 from pipeline.retrieval.evaluation import (
     ON_TOPIC,
     QueryRun,
+    across_languages,
     encode_cached,
     golden_path,
     leg,
@@ -45,7 +48,17 @@ from pipeline.retrieval.evaluation import (
     trap_kind,
 )
 from pipeline.retrieval.fusion import FusionParams
-from pipeline.retrieval.refusal import QUERY_FORMS, NoAnswerModel, features, fit, form_of, is_question, query_words
+from pipeline.retrieval.refusal import (
+    ACROSS_FEATURES,
+    FEATURES,
+    QUERY_FORMS,
+    NoAnswerModel,
+    features,
+    fit,
+    form_of,
+    is_question,
+    query_words,
+)
 from pipeline.retrieval.retriever import Retriever
 from pipeline.stores import vector_store
 
@@ -121,6 +134,11 @@ def no_answer_rows(retriever: Retriever, runs: list[QueryRun], params: FusionPar
     return rows, on_topic
 
 
+def across_rows(retriever: Retriever, runs: list[QueryRun], params: FusionParams) -> list[Row]:
+    """The ``absent`` traps and answerable queries again, each query's own language out of the pool."""
+    return no_answer_rows(retriever, [across_languages(r) for r in runs], params)[0]
+
+
 def refusal_curve(scores: np.ndarray, answerable: np.ndarray, correct: np.ndarray, bars: np.ndarray,
                   ) -> list[tuple[float, float, float]]:
     """Per bar on ``scores``: (bar, traps refused, answerable hit@5 past the bar)."""
@@ -129,7 +147,7 @@ def refusal_curve(scores: np.ndarray, answerable: np.ndarray, correct: np.ndarra
 
 
 def fit_forms(rows: list[Row], sentence_words: int, max_loss: float, min_type: int,
-              verbose: bool = False) -> dict[str, NoAnswerModel]:
+              verbose: bool = False, names: tuple[str, ...] = FEATURES) -> dict[str, NoAnswerModel]:
     """Per query form, the no-answer model fitted on that form's dev rows; its bar: the
     highest that costs each query type of the form (of ``min_type`` answerable queries or
     more) at most ``max_loss`` of its answerable queries' hit@5: over the form as a whole,
@@ -143,7 +161,7 @@ def fit_forms(rows: list[Row], sentence_words: int, max_loss: float, min_type: i
         types = np.array([r.type for r in mine])
         answerable = np.array([r.answerable for r in mine])
         correct = np.array([r.correct for r in mine])
-        weights, bias = fit([r.values for r in mine], answerable)
+        weights, bias = fit([r.values for r in mine], answerable, names=names)
         model = NoAnswerModel(weights, bias, 0.0)
         probability = np.array([model.probability(r.values) for r in mine])
         counted = [t for t in sorted(set(types[answerable])) if (answerable & (types == t)).sum() >= min_type]
@@ -167,12 +185,23 @@ def fit_forms(rows: list[Row], sentence_words: int, max_loss: float, min_type: i
     return chosen
 
 
-def choose_no_answer(rows: list[Row], on_topic: list[Row], max_loss: float = 0.05, min_type: int = 20) -> dict:
+def served(models: dict[str, NoAnswerModel], rows: list[Row], sentence_words: int) -> tuple[float, float]:
+    """(traps refused, answerable hit@5 past the bars) of ``rows`` under ``models``."""
+    answerable = np.array([r.answerable for r in rows])
+    answered = np.array([models[r.form(sentence_words)].answers(r.values) for r in rows])
+    correct = np.array([r.correct for r in rows])
+    return float((~answered[~answerable]).mean()), float((correct & answered)[answerable].mean())
+
+
+def choose_no_answer(rows: list[Row], on_topic: list[Row], across: list[Row], max_loss: float = 0.05,
+                     min_type: int = 20) -> dict:
     """The no-answer models (``fit_forms``) at the phrase/sentence cut (``SENTENCE_WORDS``)
     that refuses the most dev traps while no query type, over all forms, loses more than
     ``max_loss`` of its hit@5 (a type split between phrases and sentences may fall under
-    ``min_type`` in one of them, where its own rule does not hold it). Reports the traps
-    refused and the hit@5 served at the chosen bars, and the on-topic traps refused."""
+    ``min_type`` in one of them, where its own rule does not hold it); then, at that cut, the
+    ``across_languages`` models on the ``across`` rows (the same queries, their own language
+    out of the pool). Reports the traps refused and the hit@5 served at the chosen bars, the
+    on-topic traps refused, and what the same-language models would do across languages."""
     answerable = np.array([r.answerable for r in rows])
     correct = np.array([r.correct for r in rows])
     types = np.array([r.type for r in rows])
@@ -191,11 +220,20 @@ def choose_no_answer(rows: list[Row], on_topic: list[Row], max_loss: float = 0.0
     refused, words, models, answered = best
     fit_forms(rows, words, max_loss, min_type, verbose=True)
     on_topic_refused = float(np.mean([not models[r.form(words)].answers(r.values) for r in on_topic])) if on_topic else None
-    return {"sentence_words": words,
-            **{form: {"weights": m.weights, "bias": m.bias, "below": m.below} for form, m in models.items()},
+    print("  across languages:")
+    across_models = fit_forms(across, words, max_loss, min_type, verbose=True, names=ACROSS_FEATURES)
+    before, after = served(models, across, words), served(across_models, across, words)
+    print(f"  across languages, traps refused / served: by the same-language models {before[0]:.3f} / "
+          f"{before[1]:.3f}, by their own {after[0]:.3f} / {after[1]:.3f}")
+
+    def config(chosen: dict[str, NoAnswerModel]) -> dict:
+        return {form: {"weights": m.weights, "bias": m.bias, "below": m.below} for form, m in chosen.items()}
+
+    return {"sentence_words": words, **config(models), "across_languages": config(across_models),
             "dev_traps_refused": round(refused, 4),
             "dev_served_hit5": round(float((correct & answered)[answerable].mean()), 4),
-            "dev_on_topic_refused": None if on_topic_refused is None else round(on_topic_refused, 4)}
+            "dev_on_topic_refused": None if on_topic_refused is None else round(on_topic_refused, 4),
+            "dev_across_traps_refused": round(after[0], 4), "dev_across_served_hit5": round(after[1], 4)}
 
 
 def main() -> int:
@@ -219,7 +257,8 @@ def main() -> int:
             if args.no_answer_only:
                 params = retriever.fusion
                 runs = dev_runs(retriever, queries, vectors, retriever.lexical_min_match)
-                report[name] = {"no_answer": choose_no_answer(*no_answer_rows(retriever, runs, params)),
+                report[name] = {"no_answer": choose_no_answer(*no_answer_rows(retriever, runs, params),
+                                                              across_rows(retriever, runs, params)),
                                 "dev": figures(retriever, runs, params, "hybrid")}
                 print(f"  chosen: {report[name]}")
                 continue
@@ -246,7 +285,8 @@ def main() -> int:
             params = FusionParams(weight, offset, group)
             report[name] = {"lexical_weight": weight, "lexical_rank_offset": offset, "lexical_min_match": m,
                             "group_similarity": group,
-                            "no_answer": choose_no_answer(*no_answer_rows(retriever, runs[m], params)),
+                            "no_answer": choose_no_answer(*no_answer_rows(retriever, runs[m], params),
+                                                          across_rows(retriever, runs[m], params)),
                             "dev": figures(retriever, runs[m], params, "hybrid")}
             print(f"  chosen: {report[name]}")
     if args.out:

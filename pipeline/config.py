@@ -95,11 +95,16 @@ class NoAnswerConfig(_Section):
     below: float  # probability that the best hit answers, below which search refuses
 
 
-class NoAnswerForms(_Section):  # one model per query form (refusal.QUERY_FORMS)
-    sentence_words: int  # a statement of fewer words is a phrase
+class NoAnswerModels(_Section):  # one model per query form (refusal.QUERY_FORMS)
     phrase: NoAnswerConfig
     sentence: NoAnswerConfig
     question: NoAnswerConfig
+
+
+class NoAnswerForms(NoAnswerModels):
+    sentence_words: int  # a statement of fewer words is a phrase
+    # the best hit has no passage in the query's language (refusal.ACROSS_FEATURES)
+    across_languages: NoAnswerModels
 
 
 class EmbedderTuning(_Section):

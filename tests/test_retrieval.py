@@ -170,7 +170,8 @@ def test_coverage_weighs_rare_query_terms_and_reads_the_query_language_member():
     assert look_alike["coverage_x_length"] == pytest.approx(look_alike["coverage"] * np.log(4))
     only_english = refusal.features("Von Festplatte starten", "de", "word", [Group(shown=english, score=0.55)],
                                     candidates)
-    assert only_english["coverage"] == 1.0  # nothing in the query language to read: no evidence against
+    assert only_english["across_languages"] == 1.0  # nothing in the query language to read: other models judge
+    assert look_alike["across_languages"] == 0.0
 
 
 def test_each_embedder_has_its_own_no_answer_model_or_none(settings):
@@ -180,11 +181,31 @@ def test_each_embedder_has_its_own_no_answer_model_or_none(settings):
     assert decision is not None and set(decision.models) == set(refusal.QUERY_FORMS)
     for model in decision.models.values():
         assert 0 < model.below < 1 and set(model.weights) == set(refusal.FEATURES)
-    assert decision.model("Was ist Debian?", "word") is decision.models["question"]
-    assert decision.model("Booten von der Festplatte", "word") is decision.models["phrase"]
+    for model in decision.across_languages.values():
+        assert 0 < model.below < 1 and set(model.weights) == set(refusal.ACROSS_FEATURES)
+    same, across = {"across_languages": 0.0}, {"across_languages": 1.0}
+    assert decision.model("Was ist Debian?", "word", same) is decision.models["question"]
+    assert decision.model("Booten von der Festplatte", "word", same) is decision.models["phrase"]
     assert decision.model("Die Festplatte wird beim Booten vom Installer als erstes Laufwerk erkannt.",
-                          "word") is decision.models["sentence"]
+                          "word", same) is decision.models["sentence"]
+    assert decision.model("Was ist Debian?", "word", across) is decision.across_languages["question"]
+    assert decision.model("Booten von der Festplatte", "word", across) is decision.across_languages["phrase"]
     assert no_answer_model(settings, "an-embedder-never-fitted") is None
+
+
+def test_an_unrelated_question_is_refused_across_languages_as_in_its_own(settings):
+    """The configured models on a German question whose best hit is an English passage barely
+    related to it (similarity 0.07, as a cheesecake question gets against the English guide):
+    before the across-languages models, coverage read 1 and it was answered (probability 0.73)."""
+    from pipeline.retrieval.retriever import no_answer_model
+
+    decision = no_answer_model(settings, settings.embedding.model)
+    query = "Wie backe ich einen Käsekuchen mit Quark?"
+    values = {"similarity": 0.07, "nearest_similarity": 0.07, "margin": 0.005, "coverage": 1.0,
+              "length": np.log1p(7), "coverage_x_length": np.log1p(7), "across_languages": 1.0}
+    assert not decision.answers(query, "word", values)
+    close = {**values, "similarity": 0.65, "nearest_similarity": 0.65, "margin": 0.1}
+    assert decision.answers(query, "word", close)  # a close passage in another language is an answer
 
 
 @pytest.mark.parametrize("query, form", [

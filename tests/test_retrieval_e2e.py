@@ -50,6 +50,18 @@ def test_a_question_the_corpus_cannot_answer_is_refused(five_languages, settings
     assert not result.answered and result.groups == []
 
 
+def test_across_languages_an_unrelated_question_is_refused_and_a_related_one_answered(five_languages, settings):
+    """German questions against the English guide alone (``lang``): the best hit has no German
+    passage, so the across-languages models judge (pipeline/retrieval/refusal.py)."""
+    from pipeline.retrieval import search
+
+    for unrelated in ("Wie backe ich einen Käsekuchen mit Quark?", "Käsekuchen backen"):
+        assert not search(unrelated, settings, lang="en").answered, unrelated
+    result = search("Welche Pakete sollte ich vor dem Paketieren installieren?", settings, lang="en")
+    assert result.answered and result.groups[0].shown.lang == "en"
+    assert "Programs needed for development" in result.groups[0].shown.properties["text"]
+
+
 def test_lexical_leg_reads_only_the_query_language(five_languages, settings, weaviate_server):
     """Acronyms every language's guide uses (GNU, DFSG) find, lexically, only chunks in the query's language."""
     from pipeline.retrieval.retriever import Retriever

@@ -290,7 +290,7 @@ def cmd_qa_reject(args: argparse.Namespace) -> int:
 
 DEMO_QUERIES = [
     ("ja", "Debian パッケージ作成の典型的な作業の流れ"),
-    ("de", "Wer ist der ursprüngliche Autor eines Programms?"),
+    ("de", "Welche Pakete sollte ich vor dem Paketieren installieren?"),
 ]
 
 

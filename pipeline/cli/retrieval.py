@@ -75,6 +75,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
             for mode in ("vector", "hybrid"):
                 print(f"{mode}:")
                 print(table([_row(k, v) for k, v in figures[mode].items()], columns))
+            print("across languages (each query's own language taken out of its candidates; its traps judged by "
+                  "the across-languages models):")
+            print(table([_row(k, v) for k, v in figures["across_languages"].items()], columns))
             print("cross-lingual by vector (as `rosetta embed` gives them), de/es/zh/ja queries against English "
                   "passages only; by type; English queries by type (no translation); and against the passages as "
                   "stored, heading first:")

@@ -11,7 +11,9 @@ traps refused (``absent`` traps, whose answer is in no passage: the bar; ``on_to
 sections cut from the pool that a look-alike section may still answer: reported apart), the
 time per query, and cross-lingual retrieval of the raw embedder
 vectors: de/es/zh/ja queries against the English passages alone (what ``rosetta embed``
-vectors give a caller who searches by vector).
+vectors give a caller who searches by vector). ``across_languages``: every query again, its
+own language's passages taken out of its candidates (a corpus that holds the answer only in
+other languages, and traps that must be refused across languages too).
 """
 
 from __future__ import annotations
@@ -116,6 +118,12 @@ def run_queries(retriever: Retriever, queries: list[dict[str, Any]]) -> Iterator
         candidates = retriever.candidates(q["text"], lang, retriever.query_vector(q["text"], lang))
         retriever.rank([*candidates], lang)
         yield QueryRun(q, lang, candidates, time.perf_counter() - started)
+
+
+def across_languages(run: QueryRun) -> QueryRun:
+    """The run as a pool without the query's language gives it: the vector leg's chunks in
+    other languages (the lexical leg reads the query's language only, so nothing of it)."""
+    return QueryRun(run.query, run.query_lang, [c for c in run.candidates if c.lang != run.query_lang], run.seconds)
 
 
 def leg(candidates: list[Candidate], mode: str) -> list[Candidate]:
@@ -250,8 +258,11 @@ def evaluate_retrieval(settings: Settings, client, golden: Path | None = None, e
         result["embedders"][embedder_id(embedder)] = {
             "fusion": vars(fusion),
             # None: no model fitted, nothing refused
-            "no_answer": {form: vars(m) for form, m in refusal.models.items()} if refusal else None,
+            "no_answer": {**{form: vars(m) for form, m in refusal.models.items()},
+                          "across_languages": {form: vars(m) for form, m in refusal.across_languages.items()}}
+            if refusal else None,
             **score_runs(runs, retriever, fusion, refusal),
+            "across_languages": score_runs([across_languages(r) for r in runs], retriever, fusion, refusal)["hybrid"],
             "language_detected": round(float(np.mean([r.query_lang == r.query["lang"] for r in runs])), 4),
             "ms_per_query": {"mean": round(float(seconds.mean()), 1), "p95": round(float(np.percentile(seconds, 95)), 1)},
             "cross_lingual": cross_lingual(settings, data, embedder, queries),

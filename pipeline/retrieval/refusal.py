@@ -20,6 +20,14 @@ number (docs/retrieval.md, step 7), all from what search already has:
   shares its content words with the passage that answers it, while a two-word heading
   need not (its passage says it in other words).
 
+When the best hit has **no passage in the query's language** (a German question against
+English regulations), coverage has nothing to read, and models fitted where it reads
+something gave it 1.0 and answered anything: on the golden set's dev split with the query
+language's passages taken out, they refused none of the traps (docs/benchmarks.md, "Across
+languages"). Such a question is judged by models of its own (``across_languages``), fitted on
+exactly that setting over the features that do not read the query's words in a passage
+(``ACROSS_FEATURES``).
+
 A query has one of three **forms** (``query_form``): a **question** (a question mark at its
 end, or ¿ at its start, or the particle that ends a Japanese (か) or Chinese (吗, 呢) question
 written without one), else a **phrase** (fewer than ``sentence_words`` words: a heading, a
@@ -59,6 +67,7 @@ import numpy as np
 from pipeline.retrieval.fusion import Candidate, Group
 
 FEATURES = ("similarity", "nearest_similarity", "margin", "coverage", "length", "coverage_x_length")
+ACROSS_FEATURES = ("similarity", "nearest_similarity", "margin", "length")
 
 CJK_BIGRAMS_PER_WORD = 2
 WORD_PREFIX = 5
@@ -99,9 +108,10 @@ def _in_language(group: Group, lang: str) -> Candidate | None:
 def features(query: str, query_lang: str, tokenization: str, groups: Sequence[Group],
              candidates: Sequence[Candidate]) -> dict[str, float]:
     """The decision's inputs for one question (``groups`` best first; ``candidates``: every
-    chunk both legs returned, the sample the term weights come from)."""
+    chunk both legs returned, the sample the term weights come from), and ``across_languages``
+    (1.0: the best hit has no passage in the query's language), which picks the models."""
     if not groups:
-        return dict.fromkeys(FEATURES, 0.0)
+        return {**dict.fromkeys(FEATURES, 0.0), "across_languages": 0.0}
     wanted = terms(query, tokenization)
     texts = [terms(c.properties.get("text", ""), tokenization) for c in candidates if c.lang == query_lang]
     weight = {t: math.log((len(texts) + 1) / (sum(t in s for s in texts) + 0.5)) for t in wanted}
@@ -114,7 +124,8 @@ def features(query: str, query_lang: str, tokenization: str, groups: Sequence[Gr
     return {"similarity": max(c.similarity for c in groups[0].members),
             "nearest_similarity": max(c.similarity for c in candidates),
             "margin": groups[0].score - (groups[1].score if len(groups) > 1 else 0.0),
-            "coverage": coverage, "length": length, "coverage_x_length": coverage * length}
+            "coverage": coverage, "length": length, "coverage_x_length": coverage * length,
+            "across_languages": float(passage is None)}
 
 
 QUERY_FORMS = ("phrase", "sentence", "question")
@@ -154,20 +165,23 @@ class NoAnswerModel:
 
 @dataclass(frozen=True)
 class NoAnswerDecision:
-    """One model per query form (``QUERY_FORMS``), each with its own bar; a statement of
-    fewer than ``sentence_words`` words is a phrase."""
+    """One model per query form (``QUERY_FORMS``), each with its own bar, and one per form for
+    a best hit without a passage in the query's language (``across_languages``); a statement
+    of fewer than ``sentence_words`` words is a phrase."""
 
     models: dict[str, NoAnswerModel]
     sentence_words: int
+    across_languages: dict[str, NoAnswerModel]
 
-    def model(self, query: str, tokenization: str) -> NoAnswerModel:
-        return self.models[query_form(query, tokenization, self.sentence_words)]
+    def model(self, query: str, tokenization: str, values: dict[str, float]) -> NoAnswerModel:
+        models = self.across_languages if values["across_languages"] else self.models
+        return models[query_form(query, tokenization, self.sentence_words)]
 
     def probability(self, query: str, tokenization: str, values: dict[str, float]) -> float:
-        return self.model(query, tokenization).probability(values)
+        return self.model(query, tokenization, values).probability(values)
 
     def answers(self, query: str, tokenization: str, values: dict[str, float]) -> bool:
-        return self.model(query, tokenization).answers(values)
+        return self.model(query, tokenization, values).answers(values)
 
 
 def fit(rows: Sequence[dict[str, float]], answerable: Sequence[bool], l2: float = 1.0,

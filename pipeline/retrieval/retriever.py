@@ -19,7 +19,7 @@ import numpy as np
 from weaviate.classes.query import BM25Operator, Filter, MetadataQuery
 
 from pipeline.alignment.maps import AlignmentMap, load_production_map
-from pipeline.config import EmbedderTuning, Settings
+from pipeline.config import EmbedderTuning, NoAnswerModels, Settings
 from pipeline.embedding.embedders import get_embedder
 from pipeline.retrieval.fusion import (
     Candidate,
@@ -75,8 +75,12 @@ def no_answer_model(settings: Settings, embedder: str) -> NoAnswerDecision | Non
     if embedder not in settings.retrieval.embedders:
         return None
     forms = settings.retrieval.embedders[embedder].no_answer
-    return NoAnswerDecision({form: NoAnswerModel(dict(m.weights), m.bias, m.below)
-                             for form in QUERY_FORMS for m in [getattr(forms, form)]}, forms.sentence_words)
+
+    def models(section: NoAnswerModels) -> dict[str, NoAnswerModel]:
+        return {form: NoAnswerModel(dict(m.weights), m.bias, m.below) for form in QUERY_FORMS
+                for m in [getattr(section, form)]}
+
+    return NoAnswerDecision(models(forms), forms.sentence_words, models(forms.across_languages))
 
 
 def top_similarity(groups: list[Group]) -> float:
@@ -149,25 +153,26 @@ class Retriever:
         params = params or self.fusion
         return group_translations(fuse(candidates, params), query_lang, self.settings.reference_language, params, limit)
 
-    def answer_probability(self, query: str, query_lang: str, groups: list[Group],
-                           candidates: list[Candidate]) -> float:
-        """P(the best hit answers the question), the no-answer model's reading (refusal.py)."""
+    def judge(self, query: str, query_lang: str, groups: list[Group], candidates: list[Candidate],
+              ) -> tuple[float, float]:
+        """P(the best hit answers the question) and the bar it must reach: the reading of the
+        no-answer model for the query's form (refusal.py)."""
         if self.no_answer is None:
             raise ValueError(f"retrieval.embedders has no tuning for embedder {self.embedder.name!r}: fit one on "
                              f"the golden set's dev split (benchmarks/tune_retrieval.py --embedder {self.embedder.name}) "
                              "and add it to the config")
         tokenization = self.settings.languages[query_lang].tokenization
-        return self.no_answer.probability(query, tokenization,
-                                          features(query, query_lang, tokenization, groups, candidates))
+        values = features(query, query_lang, tokenization, groups, candidates)
+        model = self.no_answer.model(query, tokenization, values)
+        return model.probability(values), model.below
 
     def search(self, query: str, limit: int = 5, lang: str | None = None, mode: Mode = "hybrid") -> SearchResult:
         query_lang = self.query_language(query)
         vector = self.query_vector(query, query_lang)
         candidates = self.candidates(query, query_lang, vector, mode, lang)
         groups = self.rank([*candidates], query_lang, limit=max(limit, 2))  # the runner-up is a feature
-        probability = self.answer_probability(query, query_lang, groups, candidates)
-        tokenization = self.settings.languages[query_lang].tokenization
-        answered = bool(groups) and probability >= self.no_answer.model(query, tokenization).below
+        probability, bar = self.judge(query, query_lang, groups, candidates)
+        answered = bool(groups) and probability >= bar
         return SearchResult(query=query, query_lang=query_lang, groups=groups[:limit] if answered else [],
                             answered=answered, best_score=top_similarity(groups), answer_probability=probability)
 
