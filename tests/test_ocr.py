@@ -401,3 +401,16 @@ def test_kana_misread_in_code_do_not_make_a_chinese_page_japanese():
     assert page.page_script("パッケージを作成します。この節では", lambda: pytest.fail("read more")) == "ja"
     assert page.page_script("Debianのaptを設定", lambda: "パッケージを作成します") == "ja"
     assert page.page_script("=tune2fs-codev", lambda: "文件系统上创建") == "zh"  # no Han or kana: as before
+
+
+def test_merge_reads_tall_zeros_dollars_read_twice_comma_ticks_and_traditional_p():
+    # zh-tw and zh-cn tuning pages (13 and 14 pt sans, 12 and 16 pt serif; seventh session)
+    assert columns.merge_reads("bs=1count=oif=/dev/zero", "bsHLcounthOifU/dev/zero") == "bs=1count=0if=/dev/zero"
+    assert columns.merge_reads("/mnt/loopo中", "/mnt/loopO中") == "/mnt/loop0中"
+    assert columns.merge_reads("Formattingobjects", "FormattingObjects") == "FormattingObjects"
+    assert columns.merge_reads("Unixo", "UNixO") == "Unix0" and columns.merge_reads("Ao", "AO") == "AO"
+    assert columns.merge_reads("sddbs", "$Sddbs") == "$ddbs" == columns.merge_reads("sddbs", "S$ddbs")
+    assert columns.dollars("bozo/barS$rmbar$Slsof") == "bozo/bar$rmbar$lsof" and columns.dollars("'\\S$'") == "'\\S$'"
+    assert columns.merge_reads("您可以通過選單：動作", "您可以通過選單:,動作。") == "您可以通過選單：“動作"
+    assert columns.merge_reads("ISC，APache，", "ISC,Apache,", traditional=True) == "ISC，Apache，"
+    assert columns.merge_reads("AllowTcpForwarding", "AllowTcPForwarding", simplified=True) == "AllowTcpForwarding"

@@ -82,6 +82,12 @@ def low_lines(column: np.ndarray) -> int:
     return int(np.count_nonzero(stroke))
 
 
+def dollars(text: str) -> str:
+    """A column's read with the $ that Tesseract (jpn_vert or chi_*_vert) read twice, as $S
+    or S$, put back (DOLLAR_READ_TWICE)."""
+    return DOLLAR_READ_TWICE.sub("$", text)
+
+
 def hyphens(text: str, low_line_strokes: int) -> str:
     """A column's read with hyphens misread as low lines put back (see the module doc)."""
     text = HYPHEN_RUN.sub(lambda m: "-" * max(1, m.group().count("-")), text)
@@ -129,7 +135,7 @@ def nfkc(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
-def merge_reads(turned: str, upright: str, simplified: bool = False) -> str:
+def merge_reads(turned: str, upright: str, simplified: bool = False, traditional: bool = False) -> str:
     """One vertical Chinese column from PP-OCR's read (``turned``: the column turned into a
     line) and Tesseract ``chi_*_vert``'s (``upright``).
 
@@ -149,19 +155,23 @@ def merge_reads(turned: str, upright: str, simplified: bool = False) -> str:
     alone read between Latin and Han is a closing quote's ticks. A replaced span of equal
     length is merged character by character (``_one_of``); in an equal one the case of o u v
     w x z is Tesseract's (``_case_upright``). On a simplified page (``simplified``) PP-OCR's
-    = where Tesseract read no symbol is an upright ＂ (two bars, turned).
+    = where Tesseract read no symbol is an upright ＂ (two bars, turned). Tesseract's $S or
+    S$ is one $ (``dollars``); an o it read O after a lower-case letter (before no letter),
+    a digit or = is a 0 (``_tall_zeros``); a , it alone read before Han is an opening quote's
+    ticks; on a traditional page (``traditional``) p takes Tesseract's case too.
     """
     def folded(text: str) -> list[str]:  # full-width and ASCII forms align (５ with 5)
         return [f if len(f := nfkc(c).lower()) == 1 else c for c in text]
 
     out = []
-    upright = upright.translate(DOUBLE_PRIME_QUOTES)
+    cases = SAME_SHAPE_CASES | (TRADITIONAL_CASES if traditional else set())
+    upright = dollars(upright.translate(DOUBLE_PRIME_QUOTES))
     matcher = difflib.SequenceMatcher(None, folded(turned), folded(upright), autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         ours, theirs = turned[i1:i2], upright[j1:j2]
         symbols = "".join(c for c in theirs if not c.isalnum())
         if op == "equal":
-            out.append("".join(map(_case_upright, ours, theirs)))
+            out.append(_tall_zeros("".join(out)[-1:], ours, theirs, turned[i2:i2 + 1], cases))
         elif op == "replace" and DIGITS_FOR_LETTERS.fullmatch(ours) and LETTERS_LIKE_DIGITS.fullmatch(theirs) \
                 and len(ours) == len(theirs) and ENDS_LOWER_CASE.search("".join(out)) \
                 and not turned[i2:i2 + 1].isdigit():
@@ -181,6 +191,8 @@ def merge_reads(turned: str, upright: str, simplified: bool = False) -> str:
         elif op == "insert" and theirs in ("/", ",") and ENDS_LATIN.search("".join(out)) \
                 and CJK_TEXT.match(turned[i2:i2 + 1]):
             out.append("”")  # /dev/console”來: a closing quote's ticks only Tesseract read (as / or ,)
+        elif op == "insert" and theirs == "," and CJK_TEXT.match(turned[i2:i2 + 1]):
+            out.append("“")  # 選單：“動作 read 選單：,動作: an opening quote's ticks only Tesseract saw
         elif op == "insert" and theirs in TESSERACT_QUOTE_TICKS:
             out.append("“")  # a curly quote PP-OCR dropped, its ticks read 2 (turned by quote_direction)
         elif op == "replace" and len(theirs) > len(ours) and ours.isalnum() and theirs[:len(ours)].isalnum() \
@@ -202,13 +214,26 @@ def merge_reads(turned: str, upright: str, simplified: bool = False) -> str:
     return _ones_for_ells("".join(out), nfkc(upright))
 
 
-def _case_upright(ours: str, theirs: str) -> str:
+def _case_upright(ours: str, theirs: str, cases: set[str]) -> str:
     """PP-OCR's letter in the case Tesseract read it, for letters whose two cases differ
     only in size (o u v w x z): turned, PP-OCR cannot tell them apart (Unix read unix).
     Not c and s, whose case Tesseract misread as often as PP-OCR on the tuning pages."""
-    if nfkc(ours).lower() in SAME_SHAPE_CASES and nfkc(ours) != nfkc(theirs):
+    if nfkc(ours).lower() in cases and nfkc(ours) != nfkc(theirs):
         return ours.upper() if theirs.isupper() else ours.lower()
     return ours
+
+
+def _tall_zeros(before: str, ours: str, theirs: str, after: str, cases: set[str]) -> str:
+    """An equal span, letters in Tesseract's case (``_case_upright``), where an o that
+    Tesseract read O (tall, as a 0 is upright; PP-OCR sees it turned, round) after a
+    lower-case letter (and before no letter), a digit or = is a 0 (/dev/loop0 read loopO,
+    count=0 read count=O)."""
+    out = [_case_upright(a, b, cases) for a, b in zip(ours, theirs)]
+    for k, (a, b) in enumerate(zip(ours, theirs)):
+        context = (before + "".join(out[:k]))[-1:] + "O" + (ours[k + 1:] + after)[:1]
+        if a == "o" and b == "O" and TALL_ZERO.fullmatch(context):
+            out[k] = "0"
+    return "".join(out)
 
 
 def _one_of(ours: str, theirs: str, beside_han: bool) -> str:
@@ -256,6 +281,17 @@ SLASHES_FOR_QUOTE = re.compile("[2/]?/")
 PATH_FOR_KANA = re.compile("[~/.]*/[~/.]*[A-Za-z]?")
 LETTER_FOR_BRACKET = re.compile("/?[jJ]")
 SAME_SHAPE_CASES = set("ouvwxz")
+# On traditional pages (chi_tra_vert) the case of p too: PP-OCR reads the turned ｐ of the TC
+# faces as P (APache, GhostscriPt, OPenBSD on the zh-tw 12 and 16 pt serif tuning pages),
+# Tesseract reads it right; on simplified pages chi_sim_vert reads p as P as often
+TRADITIONAL_CASES = {"p"}
+# Tesseract reads an upright $ before a command as $S or S$ ($ dd read $Sdd, $ rm read S$rm
+# by chi_*_vert and jpn_vert; no ja, zh-cn or zh-tw tuning paragraph holds either, and where
+# PP-OCR reads a column, it reads s there): one $ (but \$ is read \S$: PS1='\$')
+DOLLAR_READ_TWICE = re.compile(r"\$S(?=[a-z])|(?<!\\)S\$")
+# (in the zh tuning paragraphs, spaces removed, a lower-case letter is followed by 0 and then
+# a non-letter 23 times, by O so never; by 0 or O and then a letter 10 and 8 times: FormattingObjects)
+TALL_ZERO = re.compile("[a-z]O[^A-Za-z]?|[0-9=]O[^A-Z]?")
 ENDS_LATIN = re.compile(f"[{LATIN}]$")
 DIGITS_FOR_LETTERS = re.compile("[01]+")
 LETTERS_LIKE_DIGITS = re.compile("[lIoO]+")

@@ -376,7 +376,7 @@ def _kana_and_hyphens(page: np.ndarray, lines: list[Line], texts: list[str]) -> 
     strokes = [columns.low_lines(page[l.box[1]:l.box[3], l.box[0]:l.box[2]]) for l in lines]
     out, before = [], ""
     for text, count in zip(texts, strokes):
-        out.append(columns.small_kana(columns.hyphens(text, count), before))
+        out.append(columns.dollars(columns.small_kana(columns.hyphens(text, count), before)))
         before = out[-1][-1:] or before
     return out
 
@@ -429,6 +429,6 @@ def _merge_vertical_chinese(page: np.ndarray, lines: list[Line], texts: list[str
         upright = columns.hyphens(upright, columns.low_lines(page[box[1]:box[3], box[0]:box[2]]))
         agreement = difflib.SequenceMatcher(None, columns.nfkc(texts[i]), columns.nfkc(upright), autojunk=False).ratio()
         if agreement >= MERGE_MIN_AGREEMENT:
-            texts[i] = columns.merge_reads(texts[i], upright, simplified=forms == "simplified")
+            texts[i] = columns.merge_reads(texts[i], upright, forms == "simplified", forms == "traditional")
             engines[i] = f"{engines[i]} + {_tesseract_engine(model)}"
     return texts, engines
