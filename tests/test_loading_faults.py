@@ -285,19 +285,22 @@ def _start_server(settings, binary: Path, data: Path, http_port: int, grpc_port:
            "CLUSTER_GOSSIP_BIND_PORT": str(ports[0]), "CLUSTER_DATA_BIND_PORT": str(ports[1]),
            "RAFT_PORT": str(ports[2]), "RAFT_INTERNAL_RPC_PORT": str(ports[2] + 1),
            "RAFT_BOOTSTRAP_EXPECT": "1", "RAFT_JOIN": f"fault-node:{ports[2]}"}
-    process = subprocess.Popen([str(binary), "--host", "127.0.0.1", "--port", str(http_port), "--scheme", "http"],
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = data.parent / "weaviate-server.log"  # kept for the error below: a failed start says why
+    with log.open("ab") as out:
+        process = subprocess.Popen([str(binary), "--host", "127.0.0.1", "--port", str(http_port), "--scheme", "http"],
+                                   env=env, stdout=out, stderr=subprocess.STDOUT)
     import urllib.request
 
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and process.poll() is None:
         try:
             if urllib.request.urlopen(f"http://127.0.0.1:{http_port}/v1/.well-known/ready", timeout=1).status == 200:
                 return process
         except OSError:
             time.sleep(0.3)
     process.kill()
-    raise RuntimeError("weaviate did not start")
+    tail = log.read_text(errors="replace").splitlines()[-5:]
+    raise RuntimeError(f"weaviate did not start on port {http_port} (raft {ports[2]}); its log ends:\n" + "\n".join(tail))
 
 
 @pytest.mark.integration  # starts a Weaviate server of its own
