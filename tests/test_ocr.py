@@ -414,3 +414,14 @@ def test_merge_reads_tall_zeros_dollars_read_twice_comma_ticks_and_traditional_p
     assert columns.merge_reads("您可以通過選單：動作", "您可以通過選單:,動作。") == "您可以通過選單：“動作"
     assert columns.merge_reads("ISC，APache，", "ISC,Apache,", traditional=True) == "ISC，Apache，"
     assert columns.merge_reads("AllowTcpForwarding", "AllowTcPForwarding", simplified=True) == "AllowTcpForwarding"
+
+
+def test_merge_reads_closing_paren_and_column_end_stop_only_tesseract_read():
+    # extra zh-cn tuning page (16 pt serif, tuning-pool start 100; eighth session): PP-OCR drops
+    # the ) after Han and the 。 after a closing quote at a column's end, Tesseract reads them
+    assert columns.merge_reads("换行符作为空白符，并将", "换行符(作为空白竺),并将", True) == "换行符(作为空白符)，并将"
+    assert columns.merge_reads("『TO]TEXT』", "[TO_TEXT]=。", True) == "『TO_TEXT』。"
+    assert columns.merge_reads("『TO]TEXT』", "[TO_TEXT]=。", traditional=True) == "『TO_TEXT』"  # not traditional
+    assert columns.merge_reads("您可以通過選單：動作", "您可以通過選單:,動作。") == "您可以通過選單：“動作"  # no quote read
+    # a quote after Latin and before a closing paren closes (“SHELL BUILTIN COMMANDS”）。)
+    assert columns.quote_direction("COMMANDS“)。") == "COMMANDS”)。"

@@ -98,7 +98,7 @@ QUOTE_OPENS = re.compile(rf"(?<=[^{LATIN}\s!-/:-@\[-`{{-~])[“”](?=[{LATIN}])
 # After Latin, or an ASCII symbol but a comma, an opening bracket or a quote (“..”目錄, “<”或),
 # a quote before Han or CJK punctuation closes: in the 1271 zh-cn/zh-tw tuning paragraphs
 # 272 of 275 such quotes close (after an ASCII comma 48 of 48 open)
-QUOTE_CLOSES = re.compile(rf"(?<=[{LATIN}!#-&)*+\-./:;<=>?@\\\]^_|}}~])[“”](?=[\u3000-\u303f\u3400-\u9fff\uff0c\uff1a\uff1b])")
+QUOTE_CLOSES = re.compile(rf"(?<=[{LATIN}!#-&)*+\-./:;<=>?@\\\]^_|}}~])[“”](?=[\u3000-\u303f\u3400-\u9fff\uff0c\uff1a\uff1b)\uff09])")
 # After Han, a quote before closing punctuation closes (not before ASCII . : ? and the
 # like, which code quotes: “.bak”, “:”); one after an opening bracket opens
 QUOTE_BEFORE_CLOSING = re.compile(r"(?<=[\u3400-\u9fff])[“”](?=[)），。、；：！？」』])")
@@ -158,7 +158,10 @@ def merge_reads(turned: str, upright: str, simplified: bool = False, traditional
     = where Tesseract read no symbol is an upright ＂ (two bars, turned). Tesseract's $S or
     S$ is one $ (``dollars``); an o it read O after a lower-case letter (before no letter),
     a digit or = is a 0 (``_tall_zeros``); a , it alone read before Han is an opening quote's
-    ticks; on a traditional page (``traditional``) p takes Tesseract's case too.
+    ticks; on a traditional page (``traditional``) p takes Tesseract's case too. A closing
+    paren only Tesseract read after a replaced span (符， against 竺),) is kept, and on a
+    simplified page so is a 。 it alone read after a closing quote that ends the column
+    (CLOSING_READS).
     """
     def folded(text: str) -> list[str]:  # full-width and ASCII forms align (５ with 5)
         return [f if len(f := nfkc(c).lower()) == 1 else c for c in text]
@@ -199,6 +202,8 @@ def merge_reads(turned: str, upright: str, simplified: bool = False, traditional
                 and not CJK_TEXT.search(ours) and not theirs[len(ours):].isalnum():
             rest = theirs[len(ours):]  # ttyS0” read ttySO: the letters as the rules say, then the symbols
             out.append(merge_reads(ours, theirs[:len(ours)]) + "".join(c for c in rest if not c.isalnum()))
+        elif op == "replace" and len(theirs) == len(ours) + 1 and theirs[-1] in ")）" and not re.search("[)）]", ours):
+            out.append(merge_reads(ours, theirs[:-1]) + ")")  # 符， read 竺),: a closing paren only Tesseract saw
         elif op != "equal" and nfkc(ours) == '"' and nfkc(theirs) in UNCONFIRMED_QUOTE:
             out.append("“")  # a curly quote's ticks, which only the turned read took for "
         elif op == "replace" and ours and set(ours) <= SYMBOLS_LIKE_LETTERS and theirs[:1].isalpha() \
@@ -211,7 +216,11 @@ def merge_reads(turned: str, upright: str, simplified: bool = False, traditional
             out.append(ours)
         else:
             out.append(symbols)
-    return _ones_for_ells("".join(out), nfkc(upright))
+    merged = _ones_for_ells("".join(out), nfkc(upright))
+    if simplified and upright.rstrip().endswith("。") and turned.rstrip()[-1:] in CLOSING_READS \
+            and not merged.rstrip().endswith("。"):
+        merged = merged.rstrip() + "。"  # “TO_TEXT”。 read 『TO]TEXT』 / [TO_TEXT]=。 at a column's end
+    return merged
 
 
 def _case_upright(ours: str, theirs: str, cases: set[str]) -> str:
@@ -281,6 +290,12 @@ SLASHES_FOR_QUOTE = re.compile("[2/]?/")
 PATH_FOR_KANA = re.compile("[~/.]*/[~/.]*[A-Za-z]?")
 LETTER_FOR_BRACKET = re.compile("/?[jJ]")
 SAME_SHAPE_CASES = set("ouvwxz")
+# A closing quote or bracket PP-OCR read at a column's end, and a 。 after it that only
+# Tesseract read: on simplified pages the 。 stands (“TO_TEXT”。 read 『TO]TEXT』 and
+# [TO_TEXT]=。 on a zh-cn tuning page, 16 pt serif, in every cell; no zh-cn tuning cell worse).
+# Not on traditional pages: there chi_tra_vert read a 。 after 選單：“動作” that is not in the
+# text, and two zh-tw tuning cells got worse.
+CLOSING_READS = set("』」”）)")
 # On traditional pages (chi_tra_vert) the case of p too: PP-OCR reads the turned ｐ of the TC
 # faces as P (APache, GhostscriPt, OPenBSD on the zh-tw 12 and 16 pt serif tuning pages),
 # Tesseract reads it right; on simplified pages chi_sim_vert reads p as P as often
