@@ -51,6 +51,7 @@ from pipeline.retrieval.fusion import FusionParams
 from pipeline.retrieval.refusal import (
     ACROSS_FEATURES,
     FEATURES,
+    PART_FEATURES,
     QUERY_FORMS,
     NoAnswerModel,
     features,
@@ -193,21 +194,24 @@ def served(models: dict[str, NoAnswerModel], rows: list[Row], sentence_words: in
     return float((~answered[~answerable]).mean()), float((correct & answered)[answerable].mean())
 
 
-def choose_no_answer(rows: list[Row], on_topic: list[Row], across: list[Row], max_loss: float = 0.05,
-                     min_type: int = 20) -> dict:
+def choose_no_answer(rows: list[Row], on_topic: list[Row], across: list[Row], parts: bool = False,
+                     max_loss: float = 0.05, min_type: int = 20) -> dict:
     """The no-answer models (``fit_forms``) at the phrase/sentence cut (``SENTENCE_WORDS``)
     that refuses the most dev traps while no query type, over all forms, loses more than
     ``max_loss`` of its hit@5 (a type split between phrases and sentences may fall under
     ``min_type`` in one of them, where its own rule does not hold it); then, at that cut, the
     ``across_languages`` models on the ``across`` rows (the same queries, their own language
     out of the pool). Reports the traps refused and the hit@5 served at the chosen bars, the
-    on-topic traps refused, and what the same-language models would do across languages."""
+    on-topic traps refused, and what the same-language models would do across languages. ``parts``:
+    the embedder is concatenated, and its models also read its first part's cosines (PART_FEATURES)."""
+    names, across_names = (FEATURES + PART_FEATURES, ACROSS_FEATURES + PART_FEATURES) if parts else (
+        FEATURES, ACROSS_FEATURES)
     answerable = np.array([r.answerable for r in rows])
     correct = np.array([r.correct for r in rows])
     types = np.array([r.type for r in rows])
     best = None
     for words in SENTENCE_WORDS:
-        models = fit_forms(rows, words, max_loss, min_type)
+        models = fit_forms(rows, words, max_loss, min_type, names=names)
         answered = np.array([models[r.form(words)].answers(r.values) for r in rows])
         lost = max(float((correct & ~answered)[answerable & (types == t)].mean()) for t in set(types[answerable]))
         refused = float((~answered[~answerable]).mean())
@@ -218,10 +222,10 @@ def choose_no_answer(rows: list[Row], on_topic: list[Row], across: list[Row], ma
     if best is None:
         raise SystemExit(f"no phrase/sentence cut of {SENTENCE_WORDS} holds every query type's loss within {max_loss}")
     refused, words, models, answered = best
-    fit_forms(rows, words, max_loss, min_type, verbose=True)
+    fit_forms(rows, words, max_loss, min_type, verbose=True, names=names)
     on_topic_refused = float(np.mean([not models[r.form(words)].answers(r.values) for r in on_topic])) if on_topic else None
     print("  across languages:")
-    across_models = fit_forms(across, words, max_loss, min_type, verbose=True, names=ACROSS_FEATURES)
+    across_models = fit_forms(across, words, max_loss, min_type, verbose=True, names=across_names)
     before, after = served(models, across, words), served(across_models, across, words)
     print(f"  across languages, traps refused / served: by the same-language models {before[0]:.3f} / "
           f"{before[1]:.3f}, by their own {after[0]:.3f} / {after[1]:.3f}")
@@ -254,11 +258,12 @@ def main() -> int:
             embedder = get_embedder(name, settings.embedding.batch_size)
             retriever = Retriever(settings, client, load_pool(client, settings, data, sha256, embedder), name)
             vectors = encode_cached(settings, embedder, [q["text"] for q in queries], query=True)
+            parts = hasattr(embedder, "part_similarities")
             if args.no_answer_only:
                 params = retriever.fusion
                 runs = dev_runs(retriever, queries, vectors, retriever.lexical_min_match)
                 report[name] = {"no_answer": choose_no_answer(*no_answer_rows(retriever, runs, params),
-                                                              across_rows(retriever, runs, params)),
+                                                              across_rows(retriever, runs, params), parts),
                                 "dev": figures(retriever, runs, params, "hybrid")}
                 print(f"  chosen: {report[name]}")
                 continue
@@ -286,7 +291,7 @@ def main() -> int:
             report[name] = {"lexical_weight": weight, "lexical_rank_offset": offset, "lexical_min_match": m,
                             "group_similarity": group,
                             "no_answer": choose_no_answer(*no_answer_rows(retriever, runs[m], params),
-                                                          across_rows(retriever, runs[m], params)),
+                                                          across_rows(retriever, runs[m], params), parts),
                             "dev": figures(retriever, runs[m], params, "hybrid")}
             print(f"  chosen: {report[name]}")
     if args.out:

@@ -261,6 +261,24 @@ def test_concatenation_weighs_the_two_cosines_and_passes_the_question_flag_on():
     p, q = both.encode(["p"])[0], both.encode(["q"], query=True)[0]
     assert float(p @ p) == pytest.approx(1.0)
     assert float(q @ p) == pytest.approx(0.3 * float(unit(1, 1, 0) @ unit(1, 0, 0)) + 0.7 * float(unit(0, 1, 1) @ unit(0, 1, 0)))
+    first_cosine, second_cosine = both.part_similarities(p, q)
+    assert first_cosine == pytest.approx(float(unit(1, 1, 0) @ unit(1, 0, 0)))
+    assert second_cosine == pytest.approx(float(unit(0, 1, 1) @ unit(0, 1, 0)))
+
+
+def test_a_concatenated_embedders_first_part_is_read_apart_by_the_no_answer_features():
+    """e5's cosines sit high for any text: the concatenation's no-answer models also read the
+    first part's (USE's) cosines, of the best hit's closest member and of the nearest chunk."""
+    v = unit(1, 0, 0)
+    best = Candidate("a", {"lang": "en", "text": "Booting from hard disk"}, v, 0.80, part_similarities=(0.05, 0.88))
+    near = Candidate("b", {"lang": "en", "text": "Booting from USB"}, v, 0.78, part_similarities=(0.20, 0.84))
+    values = refusal.features("How do I file my tax return?", "en", "word",
+                              [Group(shown=best, score=0.8), Group(shown=near, score=0.78)], [best, near])
+    assert values["first_part_similarity"] == pytest.approx(0.05)
+    assert values["first_part_nearest"] == pytest.approx(0.20)
+    single = refusal.features("Booting", "en", "word", [Group(shown=Candidate("c", {"lang": "en"}, v, 0.5), score=0.5)],
+                              [Candidate("c", {"lang": "en"}, v, 0.5)])
+    assert "first_part_similarity" not in single  # one embedder: nothing to read apart
 
 
 def test_e5_encodes_a_question_unlike_the_same_text_as_a_passage():

@@ -127,6 +127,15 @@ class Concatenated:
         return np.hstack([part.encode(texts, query) * scale
                           for part, scale in zip(self.parts, self.scales)]).astype(np.float32)
 
+    def part_similarities(self, a: np.ndarray, b: np.ndarray) -> tuple[float, ...]:
+        """Each part's own cosine of two such vectors (their dot product is the weighted mean)."""
+        cosines, start = [], 0
+        for part, scale in zip(self.parts, self.scales):
+            end = start + part.dimension
+            cosines.append(float(a[start:end] @ b[start:end]) / float(scale * scale))
+            start = end
+        return tuple(cosines)
+
 
 EMBEDDERS: dict[str, Callable[[int], Embedder]] = {
     UniversalSentenceEncoder.name: UniversalSentenceEncoder,

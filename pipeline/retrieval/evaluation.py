@@ -25,7 +25,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -130,8 +130,7 @@ def leg(candidates: list[Candidate], mode: str) -> list[Candidate]:
     """The candidates a mode ranks: vector-only drops the lexical leg's hits and bonus."""
     if mode == "hybrid":
         return candidates
-    return [Candidate(c.uuid, c.properties, c.vector, c.similarity, c.vector_rank) for c in candidates
-            if c.vector_rank is not None]
+    return [replace(c, lexical_rank=None, score=0.0) for c in candidates if c.vector_rank is not None]
 
 
 def section_rank(groups: list[Group], relevant: str) -> int:

@@ -32,6 +32,7 @@ class Candidate:
     vector_rank: int | None = None  # 0-based rank in the vector leg, None when only the lexical leg found it
     lexical_rank: int | None = None  # 0-based rank in the lexical leg, None when it did not find it
     score: float = 0.0
+    part_similarities: tuple[float, ...] = ()  # a concatenated embedder's per-part cosines to the query
 
     @property
     def lang(self) -> str:

@@ -20,6 +20,11 @@ number (docs/retrieval.md, step 7), all from what search already has:
   shares its content words with the passage that answers it, while a two-word heading
   need not (its passage says it in other words).
 
+With a concatenated embedder (USE 0.1 + e5 0.9), the similarity is mostly e5's, whose cosines
+sit high for any text: it answered "How do I file my tax return?" from a packaging guide at
+0.84. USE's cosines keep an off-topic question low, so such an embedder's models also read its
+**first part's** cosines alone (``PART_FEATURES``: the best hit's and the nearest chunk's).
+
 When the best hit has **no passage in the query's language** (a German question against
 English regulations), coverage has nothing to read, and models fitted where it reads
 something gave it 1.0 and answered anything: on the golden set's dev split with the query
@@ -68,6 +73,7 @@ from pipeline.retrieval.fusion import Candidate, Group
 
 FEATURES = ("similarity", "nearest_similarity", "margin", "coverage", "length", "coverage_x_length")
 ACROSS_FEATURES = ("similarity", "nearest_similarity", "margin", "length")
+PART_FEATURES = ("first_part_similarity", "first_part_nearest")  # concatenated embedders only
 
 CJK_BIGRAMS_PER_WORD = 2
 WORD_PREFIX = 5
@@ -111,7 +117,7 @@ def features(query: str, query_lang: str, tokenization: str, groups: Sequence[Gr
     chunk both legs returned, the sample the term weights come from), and ``across_languages``
     (1.0: the best hit has no passage in the query's language), which picks the models."""
     if not groups:
-        return {**dict.fromkeys(FEATURES, 0.0), "across_languages": 0.0}
+        return {**dict.fromkeys(FEATURES + PART_FEATURES, 0.0), "across_languages": 0.0}
     wanted = terms(query, tokenization)
     texts = [terms(c.properties.get("text", ""), tokenization) for c in candidates if c.lang == query_lang]
     weight = {t: math.log((len(texts) + 1) / (sum(t in s for s in texts) + 0.5)) for t in wanted}
@@ -121,11 +127,15 @@ def features(query: str, query_lang: str, tokenization: str, groups: Sequence[Gr
     found = terms(passage.properties.get("text", ""), tokenization) if passage else set()
     coverage = sum(w for t, w in weight.items() if t in found) / total if passage else 1.0
     length = math.log1p(_words(wanted, tokenization))
-    return {"similarity": max(c.similarity for c in groups[0].members),
-            "nearest_similarity": max(c.similarity for c in candidates),
-            "margin": groups[0].score - (groups[1].score if len(groups) > 1 else 0.0),
-            "coverage": coverage, "length": length, "coverage_x_length": coverage * length,
-            "across_languages": float(passage is None)}
+    values = {"similarity": max(c.similarity for c in groups[0].members),
+              "nearest_similarity": max(c.similarity for c in candidates),
+              "margin": groups[0].score - (groups[1].score if len(groups) > 1 else 0.0),
+              "coverage": coverage, "length": length, "coverage_x_length": coverage * length,
+              "across_languages": float(passage is None)}
+    if candidates[0].part_similarities:
+        values["first_part_similarity"] = max(c.part_similarities[0] for c in groups[0].members)
+        values["first_part_nearest"] = max(c.part_similarities[0] for c in candidates)
+    return values
 
 
 QUERY_FORMS = ("phrase", "sentence", "question")

@@ -142,11 +142,12 @@ class Retriever:
                 found.setdefault(str(obj.uuid), self._candidate(obj, vector)).lexical_rank = rank
         return list(found.values())
 
-    @staticmethod
-    def _candidate(obj, query_vector: np.ndarray) -> Candidate:
+    def _candidate(self, obj, query_vector: np.ndarray) -> Candidate:
         vector = np.asarray(obj.vector["default"], dtype=np.float32)
+        parts = getattr(self.embedder, "part_similarities", None)
         return Candidate(uuid=str(obj.uuid), properties=dict(obj.properties), vector=vector,
-                         similarity=float(vector @ query_vector))
+                         similarity=float(vector @ query_vector),
+                         part_similarities=parts(vector, query_vector) if parts else ())
 
     def rank(self, candidates: list[Candidate], query_lang: str, params: FusionParams | None = None,
              limit: int = 10) -> list[Group]:
