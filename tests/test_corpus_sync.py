@@ -52,9 +52,9 @@ def embed_calls():
     calls: list[int] = []
     original = UniversalSentenceEncoder.encode
 
-    def counting(self, texts):
+    def counting(self, texts, query=False):
         calls.append(len(texts))
-        return original(self, texts)
+        return original(self, texts, query)
 
     UniversalSentenceEncoder.encode = counting
     with environment({"ROSETTA__LIMITS__ISOLATE": "false"}):

