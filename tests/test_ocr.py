@@ -16,7 +16,7 @@ import scan_pages
 from PIL import Image, ImageDraw
 
 from pipeline.config import ExtractionConfig
-from pipeline.ocr import columns, engines, geometry, layout, noise, page
+from pipeline.ocr import columns, engines, geometry, layout, noise, page, quotes
 from pipeline.ocr.engines import OcrEngineError
 
 KINDS = Path(__file__).parent / "fixtures" / "kinds"
@@ -425,3 +425,37 @@ def test_merge_reads_closing_paren_and_column_end_stop_only_tesseract_read():
     assert columns.merge_reads("您可以通過選單：動作", "您可以通過選單:,動作。") == "您可以通過選單：“動作"  # no quote read
     # a quote after Latin and before a closing paren closes (“SHELL BUILTIN COMMANDS”）。)
     assert columns.quote_direction("COMMANDS“)。") == "COMMANDS”)。"
+
+
+QUOTED_ZH_TW = ["如果您不喜歡，您可以通過選單“動作”來取消它。標準“軟體包檢視”分類軟體包的方法與其他工具有點像。",
+                "你需要在視覺化介面中按下“確定”鍵讓所有的已安裝軟體包升級到可用版本。",
+                "這將更新檔案庫資訊的本地副本，並以選單的形式全螢幕顯示“軟體包列表”。"]
+
+
+def test_curly_quotes_both_readers_drop_in_traditional_columns_are_found_by_their_ticks():
+    # PP-OCR and chi_tra_vert read this page 選單動作”, 標準軟體包檢視”, 按下，確定“鍵, 顯示軟體包列表”
+    # (4.2 % CER): the quote ticks in the column image put the quotes back (ocr.quotes)
+    spec = scan_pages.PageSpec("zh-tw", "vertical", 14, "sans", page_px=(900, 1300), margin_px=60)
+    image, used = scan_pages.fill_page(QUOTED_ZH_TW, spec)
+    assert used == QUOTED_ZH_TW
+    scan = np.asarray(render_scans.scan_effects(image, 7), dtype=np.uint8)
+    result = page.ocr_page(scan, {"zh": "chi_sim_vert", "zh-Hant": "chi_tra_vert"})
+    text = "".join(b.text for b in result.blocks).replace("\n", "")
+    for quoted in ("選單“動作”來", "標準“軟體包檢視”分類", "按下“確定”鍵", "顯示“軟體包列表”。"):
+        assert quoted in text
+    # the two short bars atop 單 at a column's head are no upright ＂
+    assert '"' not in text
+
+
+def test_quotes_are_placed_by_the_characters_read_beside_their_ticks():
+    # 選單“動作”來取消, 50 px cells: “ ticks at the foot of the third cell, ” at the head of the sixth
+    ticks = [("“", 132, 148), ("”", 252, 268)]
+    places = [25.0, 75.0, 175.0, 225.0, 325.0, 375.0, 425.0]
+    assert quotes.place_quotes("選單動作來取消", places, ticks, 50.0) == "選單“動作”來取消"
+    # a quote read (either way) is not read twice; ticks read as a comma are the quote
+    assert quotes.place_quotes("選單動作”來取", [25.0, 75.0, 175.0, 225.0, 262.0, 325.0, 375.0], ticks, 50.0) == \
+        "選單“動作”來取"
+    assert quotes.place_quotes("選單，動作來取", [25.0, 75.0, 140.0, 175.0, 225.0, 325.0, 375.0], ticks, 50.0) == \
+        "選單“動作”來取"
+    assert quotes.turn_as_ticks("按下“確定“鍵", "“”") == "按下“確定”鍵"
+    assert quotes.turn_as_ticks("按下“確定鍵", "“”") == "按下“確定鍵"  # counts differ: left alone

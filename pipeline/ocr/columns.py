@@ -209,6 +209,8 @@ def merge_reads(turned: str, upright: str, simplified: bool = False, traditional
         elif op == "replace" and ours and set(ours) <= SYMBOLS_LIKE_LETTERS and theirs[:1].isalpha() \
                 and not CJK_TEXT.search(ours + theirs):
             out.append(theirs)  # a letter PP-OCR took for a symbol (x read ×) beside one it dropped
+        elif op == "replace" and ours in ("“", "”") and theirs in (",", "，"):
+            out.append(ours)  # 選單：“動作 read 選單：,動作: the ticks, which Tesseract took for a comma
         elif op == "replace" and len(ours) == len(theirs) and symbols:
             beside_han = bool(CJK_TEXT.search(ours + theirs))  # ps（1 指令 against ps(1)措令: ps（1)指令
             out.append("".join(_one_of(a, b, beside_han) for a, b in zip(ours, theirs)))

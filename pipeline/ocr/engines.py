@@ -67,6 +67,12 @@ def recognise(crops: list[np.ndarray]) -> list[tuple[str, float]]:
     its length, 单。 at 8x and 删。 (0.62) at 12x, as it was in a batch with full columns.
     So a batch holds crops within REC_BATCH_SPREAD of the length of its shortest one.
     """
+    return [(text, score) for text, score, _ in recognise_placed(crops)]
+
+
+def recognise_placed(crops: list[np.ndarray]) -> list[tuple[str, float, list[float]]]:
+    """``recognise``, with where along its crop each character of a read was emitted (the
+    middle of its CTC time step, as a share of the crop's length; rapidocr's word boxes)."""
     if not crops:
         return []
     from rapidocr.ch_ppocr_rec import TextRecInput
@@ -79,12 +85,29 @@ def recognise(crops: list[np.ndarray]) -> list[tuple[str, float]]:
             batches[-1].append(i)
         else:
             batches.append([i])
-    results: list[tuple[str, float]] = [("", 0.0)] * len(crops)
+    results: list[tuple[str, float, list[float]]] = [("", 0.0, [])] * len(crops)
     for batch in batches:
-        out = model(TextRecInput(img=[crops[i] for i in batch]))
-        for i, text, score in zip(batch, out.txts or (), out.scores):
-            results[i] = (text, float(score))
+        out = model(TextRecInput(img=[crops[i] for i in batch], return_word_box=True))
+        for i, text, score, words in zip(batch, out.txts or (), out.scores, out.word_results):
+            results[i] = (text, float(score), _char_positions(text, words))
     return results
+
+
+def _char_positions(text: str, words) -> list[float]:
+    """Each character's place along the crop (0-1) from rapidocr's WordInfo (its words
+    skip spaces, which take the place of the character before them)."""
+    steps = [c for cols in (getattr(words, "word_cols", None) or []) for c in cols]
+    length = float(getattr(words, "line_txt_len", 0.0) or 0.0)
+    if length <= 0 or len(steps) != sum(1 for c in text if not c.isspace()):
+        return []
+    out, k = [], 0
+    for ch in text:
+        if ch.isspace():
+            out.append(out[-1] if out else 0.0)
+        else:
+            out.append((steps[k] + 0.5) / length)
+            k += 1
+    return out
 
 
 def detect_and_read(gray: np.ndarray) -> tuple[list[tuple[float, float, float, float]], list[str], list[float]]:
@@ -108,6 +131,8 @@ class Recogniser:
 
     name: str
     read: Callable[[list[np.ndarray]], list[tuple[str, float]]]
+    # the reads with each character's place along its crop (0-1), where the engine gives it
+    placed: Callable[[list[np.ndarray]], list[tuple[str, float, list[float]]]] | None = None
 
 
 @lru_cache(maxsize=2)
@@ -155,7 +180,7 @@ def recogniser(engine: str = "rapidocr", paddleocr_model_dir: str | None = None)
         if not paddleocr_model_dir:
             raise OcrEngineError("extraction.ocr_engine 'paddleocr' needs extraction.paddleocr_model_dir")
         return _paddleocr(paddleocr_model_dir)
-    return Recogniser(name=rapidocr_engine_name(), read=recognise)
+    return Recogniser(name=rapidocr_engine_name(), read=recognise, placed=recognise_placed)
 
 
 @lru_cache(maxsize=1)

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pipeline.contracts import Direction
-from pipeline.ocr import columns
+from pipeline.ocr import columns, quotes
 from pipeline.ocr.engines import (Recogniser, osd_rotation, recogniser, spaced_tier, tesseract_columns,
                                   tesseract_version)
 from pipeline.ocr.geometry import Line, deskew, detect_direction, islands, other_direction, rotate90, unrotate_box
@@ -349,12 +349,19 @@ def _read(page: np.ndarray, lines: list[Line], direction: Direction, script: str
         reads = _vertical_tiers(page, lines, vertical_models["ja"])
         texts = _kana_and_hyphens(page, lines, [vertical_punctuation(reads[i]) for i in range(len(lines))])
         return (lines, texts, engines), []
-    results = rec.read([line_crop(page, l.box, direction) for l in lines])
-    texts, engines = [text for text, _ in results], [rec.name] * len(lines)
+    crops = [line_crop(page, l.box, direction) for l in lines]
+    placed = rec.placed(crops) if rec.placed and script == "zh" and direction == "vertical" else None
+    results = [(text, score) for text, score, _ in placed] if placed is not None else rec.read(crops)
+    texts = read = [text for text, _ in results]
+    engines = [rec.name] * len(lines)
+    shown: list[str] = []  # the curly quotes of each column's ticks
+    if placed is not None and _forms(texts) == "traditional":  # quotes both readers drop (ocr.quotes)
+        texts, shown = quotes.restore_quotes(page, [l.box for l in lines], texts, [p for _, _, p in placed])
     doubtful = {i for i, (text, score) in enumerate(results) if score < MIN_LINE_SCORE and text.strip()}
     confirmed: set[int] = set()
     if script == "zh" and direction == "vertical" and "zh" in vertical_models:
-        texts, engines = _merge_vertical_chinese(page, lines, texts, engines, vertical_models, doubtful)
+        texts, engines = _merge_vertical_chinese(page, lines, texts, engines, vertical_models, doubtful, read)
+        texts = [quotes.turn_as_ticks(t, s) for t, s in zip(texts, shown)] if shown else texts
         confirmed = {i for i in doubtful if engines[i] != rec.name}  # SECOND_OPINION: Tesseract read it alike
     rejected = [results[i] for i in sorted(doubtful - confirmed)]
     keep = [i for i, (_, score) in enumerate(results) if score >= MIN_LINE_SCORE or i in confirmed]
@@ -400,17 +407,17 @@ def _in_reading_order(reads: list[tuple[Read, Direction]]) -> tuple[list[Line], 
 
 
 def _merge_vertical_chinese(page: np.ndarray, lines: list[Line], texts: list[str], engines: list[str],
-                            vertical_models: dict[str, str], doubtful: Collection[int] = ()
-                            ) -> tuple[list[str], list[str]]:
+                            vertical_models: dict[str, str], doubtful: Collection[int] = (),
+                            read: list[str] | None = None) -> tuple[list[str], list[str]]:
     """Columns whose PP-OCR read holds Latin, and the ``doubtful`` ones (scored under
     MIN_LINE_SCORE; see SECOND_OPINION), read again by Tesseract and merged
-    (``columns.merge_reads``); a column where the two reads share too little is left as PP-OCR
-    read it (and keeps PP-OCR's engine name alone)."""
+    (``columns.merge_reads``; Latin as PP-OCR ``read`` it, before ``quotes``); a column where
+    the two reads share too little is left as PP-OCR read it (and keeps PP-OCR's engine name alone)."""
     from pipeline.text.langid import chinese_forms
 
     forms = chinese_forms("".join(t for i, t in enumerate(texts) if i not in doubtful))
     model = vertical_models.get("zh-Hant", vertical_models["zh"]) if forms == "traditional" else vertical_models["zh"]
-    latin = [i for i, t in enumerate(texts) if LATIN_OR_SYMBOL.search(columns.nfkc(t)) and i not in doubtful]
+    latin = [i for i, t in enumerate(read or texts) if LATIN_OR_SYMBOL.search(columns.nfkc(t)) and i not in doubtful]
     if not latin and not doubtful:
         return texts, engines
     texts, engines = list(texts), list(engines)
