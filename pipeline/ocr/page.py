@@ -355,8 +355,9 @@ def _read(page: np.ndarray, lines: list[Line], direction: Direction, script: str
     texts = read = [text for text, _ in results]
     engines = [rec.name] * len(lines)
     shown: list[str] = []  # the curly quotes of each column's ticks
-    if placed is not None and _forms(texts) == "traditional":  # quotes both readers drop (ocr.quotes)
-        texts, shown = quotes.restore_quotes(page, [l.box for l in lines], texts, [p for _, _, p in placed])
+    if placed is not None and (forms := _forms(texts)) in ("traditional", "simplified"):  # quotes (ocr.quotes)
+        texts, shown = quotes.restore_quotes(page, [l.box for l in lines], texts, [p for _, _, p in placed],
+                                             forms == "traditional")
     doubtful = {i for i, (text, score) in enumerate(results) if score < MIN_LINE_SCORE and text.strip()}
     confirmed: set[int] = set()
     if script == "zh" and direction == "vertical" and "zh" in vertical_models:

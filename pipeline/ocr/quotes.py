@@ -103,7 +103,9 @@ def place_quotes(text: str, positions: list[float], ticks: list[tuple[str, int, 
     ``text`` was read. An opening quote goes before the character read nearest to the
     middle of the glyph cell below its ticks, a closing one (or ") after the character
     nearest to the cell above; none where the read holds a quote mark within NEAR of
-    the ticks (each mark read answers one pair of ticks)."""
+    the ticks (each mark read answers one pair of ticks). A tick read (TICK_READS) near them
+    becomes the mark, = too on simplified pages, where the merge would turn it into " only
+    where Tesseract read no symbol (leaving it to the merge: 12 zh-cn tuning cells worse)."""
     if not ticks or len(positions) != len(text) or not text:
         return text
     marks = [i for i, ch in enumerate(text) if ch in QUOTE_MARKS | TICK_READS["“"] | TICK_READS['"']]
@@ -130,14 +132,15 @@ def place_quotes(text: str, positions: list[float], ticks: list[tuple[str, int, 
 
 
 def restore_quotes(page: np.ndarray, boxes: list[tuple[int, int, int, int]], texts: list[str],
-                   positions: list[list[float]]) -> tuple[list[str], list[str]]:
+                   positions: list[list[float]], traditional: bool = True) -> tuple[list[str], list[str]]:
     """PP-OCR's reads of a traditional page's columns (``boxes``, x0, top, x1, bottom in
     ``page``) with the quotes whose ticks they dropped put in, and the curly quotes each
     column's ticks show, in order; ``positions``: each character's place along its
-    column crop (``layout.line_crop``), 0-1."""
+    column crop (``layout.line_crop``), 0-1. On simplified pages (not ``traditional``) only
+    the upright ＂: their curly quotes are set as corners, which PP-OCR reads (『』)."""
     out, shown = [], []
     for (x0, y0, x1, y1), text, places in zip(boxes, texts, positions):
-        ticks = quote_ticks(page[y0:y1, x0:x1]) if places else []
+        ticks = [t for t in quote_ticks(page[y0:y1, x0:x1]) if traditional or t[0] == '"'] if places else []
         if ticks:
             pad = round(CROP_PAD * (x1 - x0))
             top, bottom = max(0, y0 - pad), min(page.shape[0], y1 + pad)
