@@ -34,7 +34,7 @@ PAIR_HEIGHT_RATIO = 1.6
 BLANK_SIDE = 0.45
 DUST_AREA = 0.004  # components under this share of an em^2 are specks, not ink that fills a cell
 # Quote marks a read may already hold near the ticks (within NEAR of the glyph it stands against)
-QUOTE_MARKS = set("“”\"'‘’「」『』〝〞〟")
+QUOTE_MARKS = set("“”\"'‘’「」『』〝〞〟[]")
 NEAR = 0.6
 # What PP-OCR reads a pair of ticks as, at times, beside the quote mark itself: the slanted
 # ticks of “ ” as the other quote, ' or ， (按下，確定“鍵), the upright bars of ＂ as = (turned)
@@ -43,6 +43,12 @@ TICK_READS = {"“": set("“”'，,"), "”": set("“”'，,"), '"': set("="
 # 14 pt sans), the bars of an upright ＂ are not (under 0.05)
 SLANTED = 0.5
 UPRIGHT = 0.25
+# A corner quote (simplified pages): 0.68 x 0.38 em at 12 pt serif (its sides: at least
+# the first, the longer within the two others), an outline (its ink under CORNER_FILL of
+# its box, one hole), one quarter of the box all but blank
+CORNER_SIZE = (0.25, 0.45, 0.85)
+CORNER_FILL = 0.4
+CORNER_BLANK = 0.04
 
 
 def quote_ticks(column: np.ndarray) -> list[tuple[str, int, int]]:
@@ -89,6 +95,41 @@ def quote_ticks(column: np.ndarray) -> list[tuple[str, int, int]]:
     return sorted(found, key=lambda f: f[1])
 
 
+def quote_corners(column: np.ndarray) -> list[tuple[str, int, int]]:
+    """The corner quotes of a simplified page's column (its curly quotes are set as white
+    corner brackets, 『 turned: ﹃ at the foot of its cell against the glyph it opens, ﹄ at
+    the head of its cell after the glyph it closes): (mark, top, bottom), mark 『 for an
+    outline ink along its top and right edges (its lower-left quarter blank), 』 for one
+    along its left and bottom edges (upper-right blank), alone in its rows."""
+    height, em = column.shape[:2]
+    if em == 0 or height == 0:
+        return []
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(binarise(column).astype(np.uint8), connectivity=8)
+    boxes = {k: tuple(int(v) for v in stats[k, :4]) for k in range(1, count) if stats[k, 4] >= DUST_AREA * em * em}
+    found: list[tuple[str, int, int]] = []
+    for k, (x, y, w, h) in boxes.items():
+        if not (CORNER_SIZE[0] * em <= min(w, h) and CORNER_SIZE[1] * em <= max(w, h) <= CORNER_SIZE[2] * em) \
+                or stats[k, 4] > CORNER_FILL * w * h:
+            continue
+        if any(o[1] < y + h and o[1] + o[3] > y for j, o in boxes.items() if j != k):
+            continue  # ink beside it: part of a glyph
+        mask = labels[y:y + h, x:x + w] == k
+        if _holes(mask) != 1:
+            continue  # a white corner is an outline (Ｌ and other corner-shaped glyphs are not)
+        quarters = [np.count_nonzero(q) / stats[k, 4] for q in (mask[:h // 2, :w // 2], mask[:h // 2, w // 2:],
+                                                                mask[h // 2:, :w // 2], mask[h // 2:, w // 2:])]
+        blank = [i for i, q in enumerate(quarters) if q <= CORNER_BLANK]
+        if len(blank) == 1 and blank[0] in (1, 2) and min(q for i, q in enumerate(quarters) if i != blank[0]) >= 0.1:
+            found.append(("『" if blank[0] == 2 else "』", y, y + h))
+    return found
+
+
+def _holes(mask: np.ndarray) -> int:
+    """Blank regions a component's ink encloses."""
+    blank = np.pad(~mask, 1, constant_values=True).astype(np.uint8)
+    return cv2.connectedComponents(blank, connectivity=4)[0] - 2
+
+
 def _slant(mask: np.ndarray) -> float:
     """The correlation of x and y over a stroke's pixels: +-1 a slanted line, 0 upright."""
     m = cv2.moments(mask.astype(np.uint8), binaryImage=True)
@@ -117,14 +158,15 @@ def place_quotes(text: str, positions: list[float], ticks: list[tuple[str, int, 
         if read:
             at = min(read, key=lambda i: abs(positions[i] - middle))
             marks.remove(at)
-            if text[at] in TICK_READS[mark]:
+            if text[at] in TICK_READS.get(mark, ()):
                 replaced[at] = mark  # ticks read as the other quote, a comma or =
             continue
-        target = bottom + 0.5 * em if mark == "“" else top - 0.5 * em
+        opens = mark in "“『"
+        target = bottom + 0.5 * em if opens else top - 0.5 * em
         nearest = min(range(len(text)), key=lambda i: abs(positions[i] - target))
         if abs(positions[nearest] - target) > 1.5 * em:
             continue  # nothing read near the glyph the quote stands against
-        inserts.append((nearest if mark == "“" else nearest + 1, mark))
+        inserts.append((nearest if opens else nearest + 1, mark))
     out = "".join(replaced.get(i, ch) for i, ch in enumerate(text))
     for at, mark in sorted(inserts, reverse=True):
         out = out[:at] + mark + out[at:]
@@ -140,13 +182,15 @@ def restore_quotes(page: np.ndarray, boxes: list[tuple[int, int, int, int]], tex
     the upright ＂: their curly quotes are set as corners, which PP-OCR reads (『』)."""
     out, shown = [], []
     for (x0, y0, x1, y1), text, places in zip(boxes, texts, positions):
-        ticks = [t for t in quote_ticks(page[y0:y1, x0:x1]) if traditional or t[0] == '"'] if places else []
+        column = page[y0:y1, x0:x1]
+        ticks = ([t for t in quote_ticks(column) if traditional or t[0] == '"'] +
+                 ([] if traditional else quote_corners(column))) if places else []
         if ticks:
             pad = round(CROP_PAD * (x1 - x0))
             top, bottom = max(0, y0 - pad), min(page.shape[0], y1 + pad)
             text = place_quotes(text, [top + p * (bottom - top) - y0 for p in places], ticks, float(x1 - x0))
         out.append(text)
-        shown.append("".join(mark for mark, _, _ in ticks))
+        shown.append("".join(mark for mark, _, _ in ticks if mark in "“”\""))
     return out, shown
 
 
