@@ -220,7 +220,7 @@ def merge_reads(turned: str, upright: str, simplified: bool = False, traditional
             out.append(symbols)
     merged = _ones_for_ells("".join(out), nfkc(upright))
     if simplified and upright.rstrip().endswith("。") and turned.rstrip()[-1:] in CLOSING_READS \
-            and not merged.rstrip().endswith("。"):
+            and not merged.rstrip().endswith("。") and turned.rstrip()[-2:-1] != "。":  # (键。” is no 键。”。)
         merged = merged.rstrip() + "。"  # “TO_TEXT”。 read 『TO]TEXT』 / [TO_TEXT]=。 at a column's end
     return merged
 

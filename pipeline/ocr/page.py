@@ -350,7 +350,7 @@ def _read(page: np.ndarray, lines: list[Line], direction: Direction, script: str
         texts = _kana_and_hyphens(page, lines, [vertical_punctuation(reads[i]) for i in range(len(lines))])
         return (lines, texts, engines), []
     crops = [line_crop(page, l.box, direction) for l in lines]
-    placed = rec.placed(crops) if rec.placed and script == "zh" and direction == "vertical" else None
+    placed = rec.placed(crops) if getattr(rec, "placed", None) and script == "zh" and direction == "vertical" else None
     results = [(text, score) for text, score, _ in placed] if placed is not None else rec.read(crops)
     texts = read = [text for text, _ in results]
     engines = [rec.name] * len(lines)
