@@ -476,3 +476,8 @@ def test_quotes_are_placed_by_the_characters_read_beside_their_ticks():
         "選單“動作”來取"
     assert quotes.turn_as_ticks("按下“確定“鍵", "“”") == "按下“確定”鍵"
     assert quotes.turn_as_ticks("按下“確定鍵", "“”") == "按下“確定鍵"  # counts differ: left alone
+
+
+def test_an_x_read_as_times_after_a_letter_is_an_x():
+    assert columns.latin_kana("“aptitudewhyrege×”可以") == "“aptitudewhyregex”可以"
+    assert columns.latin_kana("1024×768") == "1024×768"

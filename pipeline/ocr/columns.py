@@ -115,11 +115,15 @@ def quote_direction(text: str) -> str:
 # paragraphs hold no kana and no ・): l read し, . read ・, X read メ, the 1 of bs=1M read ュ,
 # the I of UUID read ェ
 KANA_AS_LATIN = str.maketrans("し・メュェ", "l.X1I")
+# PP-OCR reads an upright ｘ after a letter as × (regex read rege×); the 1271 zh tuning
+# paragraphs hold no × at all, and a letter followed by x (not a letter after it) 190 times
+TIMES_AFTER_LETTER = re.compile("(?<=[A-Za-z])×")
 
 
 def latin_kana(text: str) -> str:
-    """A Chinese column's read with the kana that stand for Latin put back (see above)."""
-    return text.translate(KANA_AS_LATIN)
+    """A Chinese column's read with the kana that stand for Latin, and an x read × after a
+    letter, put back (see above)."""
+    return TIMES_AFTER_LETTER.sub("x", text.translate(KANA_AS_LATIN))
 
 
 # PP-OCR reads some characters of a traditional page in their simplified forms (參 read 参,
