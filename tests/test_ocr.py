@@ -474,6 +474,10 @@ def test_quotes_are_placed_by_the_characters_read_beside_their_ticks():
         "選單“動作”來取"
     assert quotes.place_quotes("選單，動作來取", [25.0, 75.0, 140.0, 175.0, 225.0, 325.0, 375.0], ticks, 50.0) == \
         "選單“動作”來取"
+    # upright bars at a column's ends (ENDS_BARS) only confirm a mark read there (=yes= is "yes")
+    ends = [(quotes.ENDS_BARS, 0, 21), (quotes.ENDS_BARS, 267, 289)]
+    assert quotes.place_quotes("=yes=", [12.0, 90.0, 160.0, 220.0, 280.0], ends, 48.0) == '"yes"'
+    assert quotes.place_quotes("單的形式", [24.0, 72.0, 120.0, 168.0], ends[:1], 48.0) == "單的形式"
     assert quotes.turn_as_ticks("按下“確定“鍵", "“”") == "按下“確定”鍵"
     assert quotes.turn_as_ticks("按下“確定鍵", "“”") == "按下“確定鍵"  # counts differ: left alone
 

@@ -38,7 +38,8 @@ QUOTE_MARKS = set("“”\"'‘’「」『』〝〞〟[]")
 NEAR = 0.6
 # What PP-OCR reads a pair of ticks as, at times, beside the quote mark itself: the slanted
 # ticks of “ ” as the other quote, ' or ， (按下，確定“鍵), the upright bars of ＂ as = (turned)
-TICK_READS = {"“": set("“”'，,"), "”": set("“”'，,"), '"': set("=")}
+TICK_READS = {"“": set("“”'，,"), "”": set("“”'，,"), '"': set("="), "＂": set("=")}
+ENDS_BARS = "＂"  # upright bars at a column's head or foot: a " only where the read holds = or a quote
 # |correlation of x and y| over a tick's pixels: a curly quote's ticks are slanted (0.85 at
 # 14 pt sans), the bars of an upright ＂ are not (under 0.05)
 SLANTED = 0.5
@@ -86,8 +87,10 @@ def quote_ticks(column: np.ndarray) -> list[tuple[str, int, int]]:
             slants = [_slant(labels[y:y + h, x:x + w] == k) for k, (x, y, w, h) in ((a, boxes[a]), (b, boxes[b]))]
             if all(abs(r) >= SLANTED for r in slants) and slants[0] * slants[1] > 0:
                 mark = "“" if below < above else "”"
-            elif all(abs(r) <= UPRIGHT for r in slants) and top >= em and bottom <= height - em:
-                mark = '"'  # (not at a column's ends: the two short bars atop 單 begin a column)
+            elif all(abs(r) <= UPRIGHT for r in slants):
+                # at a column's ends only where the read holds a mark there (ENDS_BARS): the
+                # two short bars atop 單 begin a column
+                mark = '"' if em <= top and bottom <= height - em else ENDS_BARS
             else:
                 continue
             found.append((mark, top, bottom))
@@ -159,9 +162,11 @@ def place_quotes(text: str, positions: list[float], ticks: list[tuple[str, int, 
             at = min(read, key=lambda i: abs(positions[i] - middle))
             marks.remove(at)
             if text[at] in TICK_READS.get(mark, ()):
-                replaced[at] = mark  # ticks read as the other quote, a comma or =
+                replaced[at] = '"' if mark == ENDS_BARS else mark  # ticks read as the other quote, a comma or =
             continue
         opens = mark in "“『"
+        if mark == ENDS_BARS:
+            continue
         target = bottom + 0.5 * em if opens else top - 0.5 * em
         nearest = min(range(len(text)), key=lambda i: abs(positions[i] - target))
         if abs(positions[nearest] - target) > 1.5 * em:
@@ -183,14 +188,14 @@ def restore_quotes(page: np.ndarray, boxes: list[tuple[int, int, int, int]], tex
     out, shown = [], []
     for (x0, y0, x1, y1), text, places in zip(boxes, texts, positions):
         column = page[y0:y1, x0:x1]
-        ticks = ([t for t in quote_ticks(column) if traditional or t[0] == '"'] +
+        ticks = ([t for t in quote_ticks(column) if traditional or t[0] in ('"', ENDS_BARS)] +
                  ([] if traditional else quote_corners(column))) if places else []
         if ticks:
             pad = round(CROP_PAD * (x1 - x0))
             top, bottom = max(0, y0 - pad), min(page.shape[0], y1 + pad)
             text = place_quotes(text, [top + p * (bottom - top) - y0 for p in places], ticks, float(x1 - x0))
         out.append(text)
-        shown.append("".join(mark for mark, _, _ in ticks if mark in "“”\""))
+        shown.append("".join(mark for mark, _, _ in ticks if mark in "“”\"＂").replace(ENDS_BARS, '"'))
     return out, shown
 
 
