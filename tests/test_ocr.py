@@ -427,6 +427,16 @@ def test_merge_reads_closing_paren_and_column_end_stop_only_tesseract_read():
     assert columns.quote_direction("COMMANDS“)。") == "COMMANDS”)。"
 
 
+def _read_typeset_vertical(paragraphs: list[str], lang: str, size: int, face: str) -> str:
+    """The paragraphs typeset as one vertical scan (the degradation suite's way), read back."""
+    image, used = scan_pages.fill_page(paragraphs, scan_pages.PageSpec(lang, "vertical", size, face,
+                                                                       page_px=(900, 1300), margin_px=60))
+    assert used == paragraphs
+    scan = np.asarray(render_scans.scan_effects(image, 7), dtype=np.uint8)
+    result = page.ocr_page(scan, {"zh": "chi_sim_vert", "zh-Hant": "chi_tra_vert"})
+    return "".join(b.text for b in result.blocks).replace("\n", "")
+
+
 QUOTED_ZH_TW = ["如果您不喜歡，您可以通過選單“動作”來取消它。標準“軟體包檢視”分類軟體包的方法與其他工具有點像。",
                 "你需要在視覺化介面中按下“確定”鍵讓所有的已安裝軟體包升級到可用版本。",
                 "這將更新檔案庫資訊的本地副本，並以選單的形式全螢幕顯示“軟體包列表”。"]
@@ -435,12 +445,7 @@ QUOTED_ZH_TW = ["如果您不喜歡，您可以通過選單“動作”來取消
 def test_curly_quotes_both_readers_drop_in_traditional_columns_are_found_by_their_ticks():
     # PP-OCR and chi_tra_vert read this page 選單動作”, 標準軟體包檢視”, 按下，確定“鍵, 顯示軟體包列表”
     # (4.2 % CER): the quote ticks in the column image put the quotes back (ocr.quotes)
-    spec = scan_pages.PageSpec("zh-tw", "vertical", 14, "sans", page_px=(900, 1300), margin_px=60)
-    image, used = scan_pages.fill_page(QUOTED_ZH_TW, spec)
-    assert used == QUOTED_ZH_TW
-    scan = np.asarray(render_scans.scan_effects(image, 7), dtype=np.uint8)
-    result = page.ocr_page(scan, {"zh": "chi_sim_vert", "zh-Hant": "chi_tra_vert"})
-    text = "".join(b.text for b in result.blocks).replace("\n", "")
+    text = _read_typeset_vertical(QUOTED_ZH_TW, "zh-tw", 14, "sans")
     for quoted in ("選單“動作”來", "標準“軟體包檢視”分類", "按下“確定”鍵", "顯示“軟體包列表”。"):
         assert quoted in text
     # the two short bars atop 單 at a column's head are no upright ＂
@@ -455,11 +460,7 @@ QUOTED_ZH_CN = ["要求系统管理员执行的操作，须用祈使句描述，
 def test_corner_quotes_of_simplified_columns_are_found_as_outlines():
     # read 如"在...键入回车键。 and "LANG=en_US.UTF8下的 without (2.9 % CER): the faces set “ ” as
     # white corners, found in the column image (no 。 kept after the closing one: 键。”, not 键。”。)
-    spec = scan_pages.PageSpec("zh-cn", "vertical", 12, "serif", page_px=(900, 1300), margin_px=60)
-    image, used = scan_pages.fill_page(QUOTED_ZH_CN, spec)
-    scan = np.asarray(render_scans.scan_effects(image, 7), dtype=np.uint8)
-    result = page.ocr_page(scan, {"zh": "chi_sim_vert", "zh-Hant": "chi_tra_vert"})
-    text = "".join(b.text for b in result.blocks).replace("\n", "")
+    text = _read_typeset_vertical(QUOTED_ZH_CN, "zh-cn", 12, "serif")
     assert "如“在终端" in text and text.count("键入回车键。”") == 1 and "键。”。" not in text
     assert "“LANG=en_US.UTF8”下的" in text and '就像"/etc/passwd"。' in text
 
