@@ -206,7 +206,8 @@ def merge_reads(turned: str, upright: str, simplified: bool = False, traditional
                 and not CJK_TEXT.search(ours) and not theirs[len(ours):].isalnum():
             rest = theirs[len(ours):]  # ttyS0” read ttySO: the letters as the rules say, then the symbols
             out.append(merge_reads(ours, theirs[:len(ours)]) + "".join(c for c in rest if not c.isalnum()))
-        elif op == "replace" and len(theirs) == len(ours) + 1 and theirs[-1] in ")）" and not re.search("[)）]", ours):
+        elif op == "replace" and len(theirs) == len(ours) + 1 and CLOSING_PAREN.fullmatch(theirs[-1]) \
+                and not CLOSING_PAREN.search(ours):
             out.append(merge_reads(ours, theirs[:-1]) + ")")  # 符， read 竺),: a closing paren only Tesseract saw
         elif op != "equal" and nfkc(ours) == '"' and nfkc(theirs) in UNCONFIRMED_QUOTE:
             out.append("“")  # a curly quote's ticks, which only the turned read took for "
@@ -302,6 +303,7 @@ SAME_SHAPE_CASES = set("ouvwxz")
 # Not on traditional pages: there chi_tra_vert read a 。 after 選單：“動作” that is not in the
 # text, and two zh-tw tuning cells got worse.
 CLOSING_READS = set("』」”）)")
+CLOSING_PAREN = re.compile("[)）]")
 # On traditional pages (chi_tra_vert) the case of p too: PP-OCR reads the turned ｐ of the TC
 # faces as P (APache, GhostscriPt, OPenBSD on the zh-tw 12 and 16 pt serif tuning pages),
 # Tesseract reads it right; on simplified pages chi_sim_vert reads p as P as often

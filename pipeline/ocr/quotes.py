@@ -1,5 +1,6 @@
-"""Curly quotes both readers drop in vertical traditional Chinese columns, found in the
-column image and placed by the recogniser's character positions.
+"""Quote marks both readers drop in vertical Chinese columns (traditional pages' curly
+quotes, simplified pages' corner quotes and upright ＂), found in the column image and
+placed by the recogniser's character positions.
 
 In the TC faces a vertical “ or ” is a pair of short slanted ticks side by side in an
 otherwise blank character cell: “ at the end of its cell, against the glyph it opens (the
@@ -60,8 +61,7 @@ def quote_ticks(column: np.ndarray) -> list[tuple[str, int, int]]:
     height, em = column.shape[:2]
     if em == 0 or height == 0:
         return []
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(binarise(column).astype(np.uint8), connectivity=8)
-    boxes = {k: tuple(int(v) for v in stats[k, :4]) for k in range(1, count) if stats[k, 4] >= DUST_AREA * em * em}
+    labels, stats, boxes = _components(column, em)
     ticks = [k for k, b in boxes.items() if TICK_HEIGHT[0] * em <= b[3] <= TICK_HEIGHT[1] * em
              and TICK_WIDTH[0] * em <= b[2] <= TICK_WIDTH[1] * em]
     found: list[tuple[str, int, int]] = []
@@ -107,8 +107,7 @@ def quote_corners(column: np.ndarray) -> list[tuple[str, int, int]]:
     height, em = column.shape[:2]
     if em == 0 or height == 0:
         return []
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(binarise(column).astype(np.uint8), connectivity=8)
-    boxes = {k: tuple(int(v) for v in stats[k, :4]) for k in range(1, count) if stats[k, 4] >= DUST_AREA * em * em}
+    labels, stats, boxes = _components(column, em)
     found: list[tuple[str, int, int]] = []
     for k, (x, y, w, h) in boxes.items():
         if not (CORNER_SIZE[0] * em <= min(w, h) and CORNER_SIZE[1] * em <= max(w, h) <= CORNER_SIZE[2] * em) \
@@ -125,6 +124,14 @@ def quote_corners(column: np.ndarray) -> list[tuple[str, int, int]]:
         if len(blank) == 1 and blank[0] in (1, 2) and min(q for i, q in enumerate(quarters) if i != blank[0]) >= 0.1:
             found.append(("『" if blank[0] == 2 else "』", y, y + h))
     return found
+
+
+def _components(column: np.ndarray, em: int) -> tuple[np.ndarray, np.ndarray, dict[int, tuple[int, ...]]]:
+    """A column's ink components: labels, stats, and the boxes (x, y, w, h) of those that are
+    no dust speck (DUST_AREA)."""
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(binarise(column).astype(np.uint8), connectivity=8)
+    return labels, stats, {k: tuple(int(v) for v in stats[k, :4]) for k in range(1, count)
+                           if stats[k, 4] >= DUST_AREA * em * em}
 
 
 def _holes(mask: np.ndarray) -> int:
