@@ -291,6 +291,17 @@ def test_low_lines_are_strokes_at_the_left_edge_of_a_column(text, strokes):
     assert columns.low_lines(column_image(text)) == strokes
 
 
+@pytest.mark.parametrize("text, read, cased", [
+    # jpn_vert's misreads of upright Latin (ja 16 pt serif tuning page): the heights put them right
+    ("コマンドはscreenとsshをnameで、OSはXorg", "コマンドはScreenとSShをnameで、OSはxorg", "コマンドはscreenとsshをnameで、OSはXorg"),
+    ("OSはXorg", "osはxorg", "osはxorg"),  # no x-height letters to judge by: the read stands
+])
+def test_upright_letters_take_the_case_their_height_says(text, read, cased):
+    column = column_image(text)  # PP-OCR (the real recogniser) places the letters
+    box = (0, 0, column.shape[1], column.shape[0])
+    assert columns.letter_cases(column, [box], [read], engines.recognise_placed) == [cased]
+
+
 @pytest.mark.parametrize("read, strokes, text", [
     ("command-_in-_root_account", 0, "command-in-root-account"), ("apt-_-get", 0, "apt--get"),
     ("--_force-_all", 0, "--force-all"), ("initrd_tools", 0, "initrd-tools"),

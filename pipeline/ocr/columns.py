@@ -14,6 +14,8 @@ Tesseract; quotes in Chinese by either reader).
   of its cell. ``jpn_vert`` reads the hyphen as ``_``, ``-_`` or ``_-``: a run of hyphens
   and low lines is as many hyphens as it holds (at least one), and where the column holds
   no stroke at the left edge (``low_lines``) there is no low line in it at all.
+- Upright Latin letters whose cases differ only in size (s S, c C, o O ...) take the case
+  their glyph's height says, against the page's x-height (``letter_cases``).
 - Vertical Chinese columns that hold Latin are read by PP-OCR (the column turned) and by
   Tesseract ``chi_*_vert`` (upright); ``merge_reads`` merges the two reads.
 - Curly quotes open before the text they quote and close after it: in a Chinese column a
@@ -30,6 +32,7 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
+from collections.abc import Callable
 
 import cv2
 import numpy as np
@@ -92,6 +95,77 @@ def hyphens(text: str, low_line_strokes: int) -> str:
     """A column's read with hyphens misread as low lines put back (see the module doc)."""
     text = HYPHEN_RUN.sub(lambda m: "-" * max(1, m.group().count("-")), text)
     return text if low_line_strokes else text.replace("_", "-")
+
+
+# Upright Latin in a Japanese column: each letter stands in its own cell, so ``jpn_vert``
+# cannot tell the cases of a letter whose two forms differ only in size (``Screen``, ``SSh``
+# for screen, ssh: about half the errors of the ja 16 pt serif tuning page). Its height
+# can: an x-height letter against the x-height of the page's a e m n r (letters with no
+# ascender and no same-shaped capital), a capital at least CAP_HEIGHT_RATIO of it (cap/x
+# height 1.3-1.35 on the tuning faces; none of their letters flipped wrongly at 1.15-1.25).
+CASE_BY_SIZE = set("cosuvwxz")
+X_HEIGHT_LETTERS = set("aemnr")
+CAP_HEIGHT_RATIO = 1.2
+MIN_X_HEIGHT_LETTERS = 5  # fewer on the page: no x-height to judge by, the reads stand
+NEAREST_GLYPH_EM = 0.25  # a placed letter with no ink on its row: the nearest glyph this close
+LATIN_LETTER = re.compile("[A-Za-z]")
+
+Placer = Callable[[list[np.ndarray]], list[tuple[str, float, list[float]]]]
+
+
+def letter_cases(page: np.ndarray, boxes: list[tuple[int, int, int, int]], texts: list[str],
+                 placed: Placer) -> list[str]:
+    """Japanese columns' reads (``texts``, of the columns at ``boxes`` on ``page``) with each
+    c o s u v w x z in the case its height says (see CASE_BY_SIZE). ``placed`` reads turned
+    column crops with each character's place along them (PP-OCR): its letters, aligned with
+    the read (case folded), say where each letter of the read stands."""
+    wanted = [i for i, text in enumerate(texts) if LATIN_LETTER.search(nfkc(text))]
+    if not wanted:
+        return texts
+    crops = [page[boxes[i][1]:boxes[i][3], boxes[i][0]:boxes[i][2]] for i in wanted]
+    reads = placed([cv2.cvtColor(np.ascontiguousarray(np.rot90(c)), cv2.COLOR_GRAY2BGR) for c in crops])
+    letters = {i: _letter_heights(crop, texts[i], read, positions)
+               for i, crop, (read, _, positions) in zip(wanted, crops, reads)}
+    x_heights = [height for found in letters.values() for _, letter, height in found if letter in X_HEIGHT_LETTERS]
+    if len(x_heights) < MIN_X_HEIGHT_LETTERS:
+        return texts
+    cap_height = CAP_HEIGHT_RATIO * float(np.median(x_heights))
+    out = list(texts)
+    for i, found in letters.items():
+        chars = list(out[i])
+        for k, letter, height in found:
+            if letter.lower() in CASE_BY_SIZE:
+                chars[k] = chars[k].upper() if height > cap_height else chars[k].lower()
+        out[i] = "".join(chars)
+    return out
+
+
+def _letter_heights(column: np.ndarray, text: str, read: str, positions: list[float]) -> list[tuple[int, str, int]]:
+    """(index in ``text``, the letter, its glyph's height in pixels) for each Latin letter of
+    a column's read that the placed ``read`` holds too, where ``positions`` place it."""
+    if not positions:
+        return []
+    def folded(t: str) -> list[str]:
+        return [f if len(f := nfkc(c).lower()) == 1 else c for c in t]
+
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(binarise(column), connectivity=8)
+    reach = int(NEAREST_GLYPH_EM * column.shape[1])
+    out = []
+    matcher = difflib.SequenceMatcher(None, folded(text), folded(read), autojunk=False)
+    for block in matcher.get_matching_blocks():
+        for k, j in zip(range(block.a, block.a + block.size), range(block.b, block.b + block.size)):
+            letter = nfkc(text[k])
+            if not (letter.isascii() and letter.isalpha()):
+                continue
+            row = int(positions[j] * column.shape[0])
+            for distance in range(reach + 1):  # the glyph on the letter's row, else the nearest
+                rows = labels[[r for r in (row - distance, row + distance) if 0 <= r < column.shape[0]]]
+                found = np.unique(rows[rows > 0])
+                if found.size:
+                    glyph = found[np.argmax(stats[found, cv2.CC_STAT_AREA])]
+                    out.append((k, letter, int(stats[glyph, cv2.CC_STAT_HEIGHT])))
+                    break
+    return out
 
 
 QUOTE_OPENS = re.compile(rf"(?<=[^{LATIN}\s!-/:-@\[-`{{-~])[“”](?=[{LATIN}])")

@@ -21,7 +21,8 @@ The steps, in order, and the facts behind them:
 - Recognition (engines in pipeline.ocr.engines): PP-OCR's recogniser from the rapidocr
   wheel on the line and column crops; vertical Japanese with Tesseract ``jpn_vert --psm
   5`` per tier (keeps ー 、。 and small kana that PP-OCR drops; whole-page --psm 5 fails
-  on two-tier pages). Vertical Chinese columns that hold Latin are read by both: PP-OCR
+  on two-tier pages; PP-OCR places its Latin letters, whose heights give their case).
+  Vertical Chinese columns that hold Latin are read by both: PP-OCR
   sees the column turned, so the upright full-width symbols of code (／ ＄ ＿ ＇ ：)
   reach it sideways and are dropped or misread, while Tesseract's ``chi_*_vert`` reads
   them upright; the two reads are merged character by character (``columns.merge_reads``).
@@ -348,6 +349,8 @@ def _read(page: np.ndarray, lines: list[Line], direction: Direction, script: str
         engines = [_tesseract_engine(vertical_models["ja"])] * len(lines)
         reads = _vertical_tiers(page, lines, vertical_models["ja"])
         texts = _kana_and_hyphens(page, lines, [vertical_punctuation(reads[i]) for i in range(len(lines))])
+        if getattr(rec, "placed", None):  # upright Latin's case by its height
+            texts = columns.letter_cases(page, [l.box for l in lines], texts, rec.placed)
         return (lines, texts, engines), []
     crops = [line_crop(page, l.box, direction) for l in lines]
     placed = rec.placed(crops) if getattr(rec, "placed", None) and script == "zh" and direction == "vertical" else None
