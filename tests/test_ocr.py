@@ -13,7 +13,7 @@ import pypdfium2 as pdfium
 import pytest
 import render_scans
 import scan_pages
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFont
 
 from pipeline.config import ExtractionConfig
 from pipeline.ocr import columns, engines, geometry, layout, noise, page, quotes
@@ -293,13 +293,44 @@ def test_low_lines_are_strokes_at_the_left_edge_of_a_column(text, strokes):
 
 @pytest.mark.parametrize("text, read, cased", [
     # jpn_vert's misreads of upright Latin (ja 16 pt serif tuning page): the heights put them right
-    ("コマンドはscreenとsshをnameで、OSはXorg", "コマンドはScreenとSShをnameで、OSはxorg", "コマンドはscreenとsshをnameで、OSはXorg"),
+    ("コマンドはscreenとsshをnameで、OSはXorgのshell", "コマンドはScreenとSShをnameで、OSはxorgのShell",
+     "コマンドはscreenとsshをnameで、OSはXorgのshell"),
     ("OSはXorg", "osはxorg", "osはxorg"),  # no x-height letters to judge by: the read stands
 ])
 def test_upright_letters_take_the_case_their_height_says(text, read, cased):
     column = column_image(text)  # PP-OCR (the real recogniser) places the letters
     box = (0, 0, column.shape[1], column.shape[0])
     assert columns.letter_cases(column, [box], [read], engines.recognise_placed) == [cased]
+
+
+def sideways_column(before: str, latin: str, after: str) -> np.ndarray:
+    """A column of upright kana around a Latin phrase set sideways (turned 90 degrees
+    clockwise, proportional), as tategaki sets words of Latin text."""
+    from render_scans import FONT_DIR
+
+    font = ImageFont.truetype(str(FONT_DIR / "NotoSansCJK-Regular.ttc"), 50, index=0)
+    phrase = Image.new("L", (int(font.getlength(latin)) + 20, 70), 255)
+    ImageDraw.Draw(phrase).text((10, 0), latin, font=font, fill=0)
+    parts = [column_image(before), np.asarray(phrase.rotate(-90, expand=True)), column_image(after)]
+    width = max(p.shape[1] for p in parts) + 20
+    column = np.full((sum(p.shape[0] + 10 for p in parts), width), 255, np.uint8)
+    y = 0
+    for part in parts:
+        x = (width - part.shape[1]) // 2
+        column[y:y + part.shape[0], x:x + part.shape[1]] = part
+        y += part.shape[0] + 10
+    ink = np.argwhere(column < 128)
+    (y0, x0), (y1, x1) = ink.min(axis=0), ink.max(axis=0) + 1
+    return column[y0:y1, x0:x1]
+
+
+def test_sideways_latin_keeps_the_case_it_was_read_in():
+    # along the column a sideways letter's extent is its width: the S of OS is as narrow as
+    # an x-height letter, and without the ascender check it came back lower-case
+    column = sideways_column("コマンドは", "run the OS X shell and more", "です")
+    read = "コマンドはruntheOSXshellandmoreです"
+    box = (0, 0, column.shape[1], column.shape[0])
+    assert columns.letter_cases(column, [box], [read], engines.recognise_placed) == [read]
 
 
 @pytest.mark.parametrize("read, strokes, text", [

@@ -107,6 +107,10 @@ CASE_BY_SIZE = set("cosuvwxz")
 X_HEIGHT_LETTERS = set("aemnr")
 CAP_HEIGHT_RATIO = 1.2
 MIN_X_HEIGHT_LETTERS = 5  # fewer on the page: no x-height to judge by, the reads stand
+# Only where the heights tell b d h k l from those: Latin set sideways (proportional, turned
+# with the column) runs along the column by its widths, which say nothing of case
+ASCENDER_LETTERS = set("bdhkl")
+MIN_ASCENDERS = 3
 NEAREST_GLYPH_EM = 0.25  # a placed letter with no ink on its row: the nearest glyph this close
 LATIN_RUN = re.compile(f"[{LATIN}]*[A-Za-z\uff21-\uff3a\uff41-\uff5a][{LATIN}]*")  # one letter at least
 STRETCH_MARGIN = 3
@@ -131,9 +135,12 @@ def letter_cases(page: np.ndarray, boxes: list[tuple[int, int, int, int]], texts
     letters = [(i, start + k, letter, height) for (i, start, end, crop), (read, _, positions) in zip(stretches, reads)
                for k, letter, height in _letter_heights(crop, texts[i][start:end], read, positions)]
     x_heights = [height for _, _, letter, height in letters if letter in X_HEIGHT_LETTERS]
-    if len(x_heights) < MIN_X_HEIGHT_LETTERS:
+    ascenders = [height for _, _, letter, height in letters if letter in ASCENDER_LETTERS]
+    if len(x_heights) < MIN_X_HEIGHT_LETTERS or len(ascenders) < MIN_ASCENDERS:
         return texts
     cap_height = CAP_HEIGHT_RATIO * float(np.median(x_heights))
+    if np.median(ascenders) <= cap_height:  # not upright letters, or not where they were placed
+        return texts
     out = [list(text) for text in texts]
     for i, k, letter, height in letters:
         if letter.lower() in CASE_BY_SIZE:
