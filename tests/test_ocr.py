@@ -280,9 +280,14 @@ def column_image(text: str) -> np.ndarray:
     image = Image.new("L", (120, 60 * len(text) + 40), 255)
     ImageDraw.Draw(image).text((30, 10), text.translate(FULLWIDTH), font=font, fill=0, direction="ttb",
                                features=["vert"])
-    ink = np.argwhere(np.asarray(image) < 128)
-    (y0, x0), (y1, x1) = ink.min(axis=0), ink.max(axis=0) + 1
-    return np.asarray(image)[y0:y1, x0:x1]
+    return ink_box(np.asarray(image))
+
+
+def ink_box(image: np.ndarray) -> np.ndarray:
+    """The image cut to the box of its ink."""
+    dark = np.argwhere(image < 128)
+    (y0, x0), (y1, x1) = dark.min(axis=0), dark.max(axis=0) + 1
+    return image[y0:y1, x0:x1]
 
 
 @pytest.mark.parametrize("text, strokes", [("smtp_generic_maps", 2), ("apt-get", 0), ("dh_auto", 1),
@@ -319,9 +324,7 @@ def sideways_column(before: str, latin: str, after: str) -> np.ndarray:
         x = (width - part.shape[1]) // 2
         column[y:y + part.shape[0], x:x + part.shape[1]] = part
         y += part.shape[0] + 10
-    ink = np.argwhere(column < 128)
-    (y0, x0), (y1, x1) = ink.min(axis=0), ink.max(axis=0) + 1
-    return column[y0:y1, x0:x1]
+    return ink_box(column)
 
 
 def test_sideways_latin_keeps_the_case_it_was_read_in():

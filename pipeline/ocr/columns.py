@@ -171,13 +171,10 @@ def _letter_heights(column: np.ndarray, text: str, read: str, positions: list[fl
     a column's read that the placed ``read`` holds too, where ``positions`` place it."""
     if not positions:
         return []
-    def folded(t: str) -> list[str]:
-        return [f if len(f := nfkc(c).lower()) == 1 else c for c in t]
-
     _, labels, stats, _ = cv2.connectedComponentsWithStats(binarise(column), connectivity=8)
     reach = int(NEAREST_GLYPH_EM * column.shape[1])
     out = []
-    matcher = difflib.SequenceMatcher(None, folded(text), folded(read), autojunk=False)
+    matcher = difflib.SequenceMatcher(None, _folded(text), _folded(read), autojunk=False)
     for block in matcher.get_matching_blocks():
         for k, j in zip(range(block.a, block.a + block.size), range(block.b, block.b + block.size)):
             letter = nfkc(text[k])
@@ -239,6 +236,11 @@ def nfkc(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
+def _folded(text: str) -> list[str]:
+    """``text`` as characters that align ignoring case and width (５ with 5, S with s)."""
+    return [f if len(f := nfkc(c).lower()) == 1 else c for c in text]
+
+
 def merge_reads(turned: str, upright: str, simplified: bool = False, traditional: bool = False) -> str:
     """One vertical Chinese column from PP-OCR's read (``turned``: the column turned into a
     line) and Tesseract ``chi_*_vert``'s (``upright``).
@@ -267,13 +269,10 @@ def merge_reads(turned: str, upright: str, simplified: bool = False, traditional
     simplified page so is a 。 it alone read after a closing quote that ends the column
     (CLOSING_READS).
     """
-    def folded(text: str) -> list[str]:  # full-width and ASCII forms align (５ with 5)
-        return [f if len(f := nfkc(c).lower()) == 1 else c for c in text]
-
     out = []
     cases = SAME_SHAPE_CASES | (TRADITIONAL_CASES if traditional else set())
     upright = dollars(upright.translate(DOUBLE_PRIME_QUOTES))
-    matcher = difflib.SequenceMatcher(None, folded(turned), folded(upright), autojunk=False)
+    matcher = difflib.SequenceMatcher(None, _folded(turned), _folded(upright), autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         ours, theirs = turned[i1:i2], upright[j1:j2]
         symbols = "".join(c for c in theirs if not c.isalnum())
