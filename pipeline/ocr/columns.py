@@ -15,7 +15,8 @@ Tesseract; quotes in Chinese by either reader).
   and low lines is as many hyphens as it holds (at least one), and where the column holds
   no stroke at the left edge (``low_lines``) there is no low line in it at all.
 - Upright Latin letters whose cases differ only in size (s S, c C, o O ...) take the case
-  their glyph's height says, against the page's x-height (``letter_cases``).
+  their glyph's height says, against the page's x-height, and one read twice in both
+  cases (xX) is one (``letter_cases``).
 - Vertical Chinese columns that hold Latin are read by PP-OCR (the column turned) and by
   Tesseract ``chi_*_vert`` (upright); ``merge_reads`` merges the two reads.
 - Curly quotes open before the text they quote and close after it: in a Chinese column a
@@ -114,6 +115,10 @@ MIN_ASCENDERS = 3
 NEAREST_GLYPH_EM = 0.25  # a placed letter with no ink on its row: the nearest glyph this close
 LATIN_RUN = re.compile(f"[{LATIN}]*[A-Za-z\uff21-\uff3a\uff41-\uff5a][{LATIN}]*")  # one letter at least
 STRETCH_MARGIN = 3
+# jpn_vert reads one upright letter twice, in both cases (remotexX, #cCommand on the ja 16 pt
+# serif tuning page): a letter beside its other case that PP-OCR, placing the stretch, read
+# once is the second read (not APTtoolchain, where PP-OCR reads both t)
+READ_TWICE = re.compile(r"([A-Za-z])(?!\1)(?i:\1)")
 
 Placer = Callable[[list[np.ndarray]], list[tuple[str, float, list[float]]]]
 
@@ -124,7 +129,8 @@ def letter_cases(page: np.ndarray, boxes: list[tuple[int, int, int, int]], texts
     c o s u v w x z in the case its height says (see CASE_BY_SIZE). ``placed`` reads turned
     crops with each character's place along them (PP-OCR): the stretches of the columns
     that hold Latin (``_latin_stretches``); its letters, aligned with the read's (case
-    folded), say where each letter of the read stands."""
+    folded), say where each letter of the read stands, and which letter jpn_vert read twice
+    (``READ_TWICE``: dropped)."""
     stretches = [(i, start, end, page[y0:y1, boxes[i][0]:boxes[i][2]])
                  for i, text in enumerate(texts)
                  for start, end, y0, y1 in _latin_stretches(text, boxes[i][1], boxes[i][3])]
@@ -134,8 +140,8 @@ def letter_cases(page: np.ndarray, boxes: list[tuple[int, int, int, int]], texts
                     for _, _, _, crop in stretches])
     letters = [(i, start + k, letter, height) for (i, start, end, crop), (read, _, positions) in zip(stretches, reads)
                for k, letter, height in _letter_heights(crop, texts[i][start:end], read, positions)]
-    x_heights = [height for _, _, letter, height in letters if letter in X_HEIGHT_LETTERS]
-    ascenders = [height for _, _, letter, height in letters if letter in ASCENDER_LETTERS]
+    x_heights = [height for _, _, letter, height in letters if letter in X_HEIGHT_LETTERS and height]
+    ascenders = [height for _, _, letter, height in letters if letter in ASCENDER_LETTERS and height]
     if len(x_heights) < MIN_X_HEIGHT_LETTERS or len(ascenders) < MIN_ASCENDERS:
         return texts
     cap_height = CAP_HEIGHT_RATIO * float(np.median(x_heights))
@@ -143,7 +149,9 @@ def letter_cases(page: np.ndarray, boxes: list[tuple[int, int, int, int]], texts
         return texts
     out = [list(text) for text in texts]
     for i, k, letter, height in letters:
-        if letter.lower() in CASE_BY_SIZE:
+        if height is None:
+            out[i][k] = ""
+        elif letter.lower() in CASE_BY_SIZE:
             out[i][k] = out[i][k].upper() if height > cap_height else out[i][k].lower()
     return ["".join(chars) for chars in out]
 
@@ -166,17 +174,23 @@ def _latin_stretches(text: str, top: int, bottom: int) -> list[tuple[int, int, i
     return [(start, end, top + int(start * cell), top + int(np.ceil(end * cell))) for start, end in stretches]
 
 
-def _letter_heights(column: np.ndarray, text: str, read: str, positions: list[float]) -> list[tuple[int, str, int]]:
+def _letter_heights(column: np.ndarray, text: str, read: str,
+                    positions: list[float]) -> list[tuple[int, str, int | None]]:
     """(index in ``text``, the letter, its glyph's height in pixels) for each Latin letter of
-    a column's read that the placed ``read`` holds too, where ``positions`` place it."""
+    a column's read that the placed ``read`` holds too, where ``positions`` place it; height
+    None for a letter read twice (``READ_TWICE``)."""
     if not positions:
         return []
     _, labels, stats, _ = cv2.connectedComponentsWithStats(binarise(column), connectivity=8)
     reach = int(NEAREST_GLYPH_EM * column.shape[1])
-    out = []
+    out: list[tuple[int, str, int | None]] = []
     matcher = difflib.SequenceMatcher(None, _folded(text), _folded(read), autojunk=False)
-    for block in matcher.get_matching_blocks():
-        for k, j in zip(range(block.a, block.a + block.size), range(block.b, block.b + block.size)):
+    for op, i1, i2, j1, _ in matcher.get_opcodes():
+        if op == "delete" and i2 - i1 == 1 and READ_TWICE.search(text[max(0, i1 - 1):i1 + 2]):
+            out.append((i1, nfkc(text[i1]), None))
+        if op != "equal":
+            continue
+        for k, j in zip(range(i1, i2), range(j1, j1 + i2 - i1)):
             letter = nfkc(text[k])
             if not (letter.isascii() and letter.isalpha()):
                 continue
