@@ -196,6 +196,22 @@ def test_stray_specks_go_and_the_dots_of_text_stay():
     assert np.count_nonzero(painted) == 0
 
 
+def test_bleed_through_goes_and_the_text_stays():
+    clean = gray("ja-vertical")
+    bled, _ = degrade_pages.degrade(clean, "bleed", "moderate", seed=6)
+    cleaned = noise.clean_page(bled)
+    far = cv2.dilate(ink(clean).astype(np.uint8), np.ones((7, 7), np.uint8)) == 0  # 3 px from any ink
+    back = far & (bled < 220)  # the back of the sheet where it shows (the paper is 243-247)
+    assert np.count_nonzero(back) > 5_000
+    assert np.count_nonzero(cleaned[back] < 220) < 0.01 * np.count_nonzero(back)
+    text = clean < 128
+    assert np.array_equal(cleaned[text], bled[text])  # no stroke of the front painted out
+    # the back showing through less, or a blurred page's faint halos: nothing touched
+    for degradation, severity in (("bleed", "mild"), ("blur", "moderate")):
+        damaged, _ = degrade_pages.degrade(clean, degradation, severity, seed=7)
+        assert noise.clear_bleed_through(damaged) is damaged
+
+
 def test_lines_read_from_formulas_are_rejected_and_the_prose_is_kept():
     """A page like the TeX manuals' figure pages (scripts/make_formula_page_fixture.py):
     prose, then two lines of display formulas, then prose."""
