@@ -15,7 +15,8 @@ them.
   painted white, together with light pixels further than BLEED_HALO from dark ink. Only on
   pages where such strokes are many (BLEED_SHARE of the dark ink): a blurred page's
   strokes keep dark cores and their halos. A light-grey watermark across a scanned page
-  goes the same way, as a text layer's does (pipeline.extraction.watermarks tells it by its colour).
+  goes the same way, as a text layer's does (pipeline.extraction.watermarks tells it by
+  its colour).
 - Specks (dust, toner, clusters of them): ink components smaller than GLYPH_EM of the
   page's glyph size (the median height of its components) that stand apart from every
   larger component (further than NEAR_TEXT_EM of a glyph) are painted white. Dots that
