@@ -158,11 +158,11 @@ def letter_cases(page: np.ndarray, boxes: list[tuple[int, int, int, int]], texts
 
 def _latin_stretches(text: str, top: int, bottom: int) -> list[tuple[int, int, int, int]]:
     """(start, end) in a column's read and (top, bottom) rows on the page of each stretch of
-    the column that holds Latin: its runs of letters and digits with a letter in them, STRETCH_MARGIN characters
-    wider each way, placed by their share of the read (a column is one cell per character;
-    a read that dropped or added a character or two is still inside the margin). PP-OCR
-    reads these, not whole columns: a third less of its CPU (3.1 -> 2.0 s a page on the ja
-    tuning pages under load), the same cases."""
+    the column that holds Latin: its runs of letters and digits with a letter in them,
+    STRETCH_MARGIN characters wider each way, placed by their share of the read (a column is
+    one cell per character; a read that dropped or added a character or two is still inside
+    the margin). PP-OCR reads these, not whole columns: a third less of its CPU (3.1 -> 2.0 s
+    a page on the ja tuning pages under load), the same cases."""
     stretches: list[list[int]] = []
     for run in LATIN_RUN.finditer(text):
         start, end = max(0, run.start() - STRETCH_MARGIN), min(len(text), run.end() + STRETCH_MARGIN)
