@@ -318,10 +318,11 @@ def merge_reads(turned: str, upright: str, simplified: bool = False, traditional
         elif op == "replace" and len(theirs) > len(ours) and ours.isalnum() and theirs[:len(ours)].isalnum() \
                 and not CJK_TEXT.search(ours) and not theirs[len(ours):].isalnum():
             rest = theirs[len(ours):]  # ttyS0” read ttySO: the letters as the rules say, then the symbols
-            out.append(merge_reads(ours, theirs[:len(ours)]) + "".join(c for c in rest if not c.isalnum()))
+            letters = merge_reads(ours, theirs[:len(ours)], simplified, traditional)
+            out.append(letters + "".join(c for c in rest if not c.isalnum()))
         elif op == "replace" and len(theirs) == len(ours) + 1 and CLOSING_PAREN.fullmatch(theirs[-1]) \
                 and not CLOSING_PAREN.search(ours):
-            out.append(merge_reads(ours, theirs[:-1]) + ")")  # 符， read 竺),: a closing paren only Tesseract saw
+            out.append(merge_reads(ours, theirs[:-1], simplified, traditional) + ")")  # 符， read 竺),: a closing paren only Tesseract saw
         elif op != "equal" and nfkc(ours) == '"' and nfkc(theirs) in UNCONFIRMED_QUOTE:
             out.append("“")  # a curly quote's ticks, which only the turned read took for "
         elif op == "replace" and ours and set(ours) <= SYMBOLS_LIKE_LETTERS and theirs[:1].isalpha() \
