@@ -35,7 +35,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.config import get_settings
-from pipeline.embedding.embedders import get_embedder
+from pipeline.embedding.embedders import Concatenated, get_embedder
 from pipeline.retrieval.evaluation import (
     ON_TOPIC,
     QueryRun,
@@ -258,7 +258,7 @@ def main() -> int:
             embedder = get_embedder(name, settings.embedding.batch_size)
             retriever = Retriever(settings, client, load_pool(client, settings, data, sha256, embedder), name)
             vectors = encode_cached(settings, embedder, [q["text"] for q in queries], query=True)
-            parts = hasattr(embedder, "part_similarities")
+            parts = isinstance(embedder, Concatenated)
             if args.no_answer_only:
                 params = retriever.fusion
                 runs = dev_runs(retriever, queries, vectors, retriever.lexical_min_match)

@@ -196,7 +196,7 @@ def test_each_embedder_has_its_own_no_answer_model_or_none(settings):
     decision = no_answer_model(settings, settings.embedding.model)
     assert decision is not None and set(decision.models) == set(refusal.QUERY_FORMS)
     # a concatenated embedder's models also read its first part's cosines
-    parts = set(refusal.PART_FEATURES) if hasattr(get_embedder(settings.embedding.model), "part_similarities") else set()
+    parts = set(refusal.PART_FEATURES) if isinstance(get_embedder(settings.embedding.model), Concatenated) else set()
     for model in decision.models.values():
         assert 0 < model.below < 1 and set(model.weights) == set(refusal.FEATURES) | parts
     for model in decision.across_languages.values():

@@ -20,7 +20,7 @@ from weaviate.classes.query import BM25Operator, Filter, MetadataQuery
 
 from pipeline.alignment.maps import AlignmentMap, load_production_map
 from pipeline.config import EmbedderTuning, NoAnswerModels, Settings
-from pipeline.embedding.embedders import get_embedder
+from pipeline.embedding.embedders import Concatenated, get_embedder
 from pipeline.retrieval.fusion import (
     Candidate,
     FusionParams,
@@ -144,10 +144,10 @@ class Retriever:
 
     def _candidate(self, obj, query_vector: np.ndarray) -> Candidate:
         vector = np.asarray(obj.vector["default"], dtype=np.float32)
-        parts = getattr(self.embedder, "part_similarities", None)
+        parts = (self.embedder.part_similarities(vector, query_vector)
+                 if isinstance(self.embedder, Concatenated) else ())
         return Candidate(uuid=str(obj.uuid), properties=dict(obj.properties), vector=vector,
-                         similarity=float(vector @ query_vector),
-                         part_similarities=parts(vector, query_vector) if parts else ())
+                         similarity=float(vector @ query_vector), part_similarities=parts)
 
     def rank(self, candidates: list[Candidate], query_lang: str, params: FusionParams | None = None,
              limit: int = 10) -> list[Group]:
