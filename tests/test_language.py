@@ -193,3 +193,15 @@ def test_urls_and_paths_do_not_decide_the_language(settings):
             "Software (http://www.gnu.org/prep/maintain/html_node/-\nindex.html) 。")
     assert langid.detect_block(text, settings)[0] == "zh"
     assert langid.detect_block("Siehe /usr/share/doc/devscripts/README.gz und https://www.debian.org/doc/", settings)[0] == "de"
+
+
+@pytest.mark.parametrize("query, lang", [
+    ("获得 Debian", "zh"),  # golden-set headings that detect_block reads as Swedish or Persian
+    ("放置 preseed.cfg", "zh"),
+    ("设置 dh_make", "zh"),
+    ("Debian をインストール", "ja"),
+    ("Install Debian from USB", "en"),
+    ("Paket über apt installieren", "de"),
+])
+def test_a_query_with_han_or_kana_is_chinese_or_japanese(settings, query, lang):
+    assert langid.detect_query(query, settings) == lang

@@ -130,6 +130,19 @@ def detect_block(text: str, settings: Settings) -> tuple[str, float]:
     return lang, score
 
 
+def detect_query(text: str, settings: Settings) -> str:
+    """Language of a search query: ``detect_block``'s, except that a query holding Han or
+    kana is Japanese (kana) or Chinese or Japanese by its character forms, whatever its
+    Latin words. A user types the names and commands of the text as they are, and in a
+    short query they can outweigh the CJK (获得 Debian and 放置 preseed.cfg were read as
+    Swedish and Persian, and searched as English). A document block keeps
+    ``detect_block``'s reading, which weighs its Latin letters against its CJK."""
+    lang, _ = detect_block(text, settings)
+    if lang in ("ja", "zh") or not CJK.search(text) and not KANA.search(text):
+        return lang
+    return "ja" if KANA.search(text) else han_script_vote(text)
+
+
 def language_candidates(text: str, settings: Settings, k: int = 3) -> list[str]:
     """The k most likely languages of a text, best first (detect_block's answer first)."""
     best, _ = detect_block(text, settings)
