@@ -66,7 +66,7 @@ from pipeline.stores import vector_store
 WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
 OFFSETS = (1, 3)
 MIN_MATCH = (1, 2)
-GROUP_SIMILARITY = (0.5, 0.6, 0.7, 0.8, 0.9)
+GROUP_SIMILARITY = tuple(np.round(np.arange(0.5, 0.951, 0.01), 2).tolist())  # a coarser grid (0.1 apart) missed the concatenation's best
 SENTENCE_WORDS = (6, 8, 10, 12, 15)
 
 
