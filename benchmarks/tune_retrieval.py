@@ -66,7 +66,8 @@ from pipeline.stores import vector_store
 WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
 OFFSETS = (1, 3)
 MIN_MATCH = (1, 2)
-GROUP_SIMILARITY = tuple(np.round(np.arange(0.5, 0.951, 0.01), 2).tolist())  # a coarser grid (0.1 apart) missed the concatenation's best
+# 0.01 apart: a grid 0.1 apart missed the concatenation's best (docs/benchmarks.md)
+GROUP_SIMILARITY = tuple(np.round(np.arange(0.5, 0.951, 0.01), 2).tolist())
 SENTENCE_WORDS = (6, 8, 10, 12, 15)
 
 

@@ -204,4 +204,4 @@ def test_urls_and_paths_do_not_decide_the_language(settings):
     ("Paket über apt installieren", "de"),
 ])
 def test_a_query_with_han_or_kana_is_chinese_or_japanese(settings, query, lang):
-    assert langid.detect_query(query, settings) == lang
+    assert langid.detect_block(query, settings, query=True)[0] == lang

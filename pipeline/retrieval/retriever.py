@@ -30,7 +30,7 @@ from pipeline.retrieval.fusion import (
 )
 from pipeline.retrieval.refusal import QUERY_FORMS, NoAnswerDecision, NoAnswerModel, features
 from pipeline.stores import vector_store
-from pipeline.text.langid import detect_query
+from pipeline.text.langid import detect_block
 
 Mode = Literal["hybrid", "vector"]
 
@@ -107,7 +107,7 @@ class Retriever:
         self.no_answer = no_answer_model(settings, self.embedder.name)
 
     def query_language(self, query: str) -> str:
-        lang = detect_query(query, self.settings)
+        lang, _ = detect_block(query, self.settings, query=True)
         return lang if lang in self.settings.languages else self.settings.reference_language
 
     def align(self, raw: np.ndarray, lang: str) -> np.ndarray:

@@ -93,7 +93,7 @@ def han_script_vote(text: str) -> str:
     return "zh"
 
 
-def detect_block(text: str, settings: Settings) -> tuple[str, float]:
+def detect_block(text: str, settings: Settings, query: bool = False) -> tuple[str, float]:
     """Language of one piece of text, with CJK disambiguation and acronym masking.
 
     1. fastText lid.176 on the text without URLs, mail addresses and paths, with Latin
@@ -105,7 +105,10 @@ def detect_block(text: str, settings: Settings) -> tuple[str, float]:
     3. Han text: kana make it Japanese; without kana the character forms decide
        (``han_script_vote``). Text counts as CJK when its Han/kana characters, weighted
        three letters each, outweigh the Latin letters left after masking (a Japanese
-       usage line full of [OPTION] placeholders is Japanese).
+       usage line full of [OPTION] placeholders is Japanese), or, for a search ``query``,
+       when it holds any: a user types the names and commands of the text as they are, and
+       in a short query they outweigh the CJK (获得 Debian and 放置 preseed.cfg were read as
+       Swedish and Persian, and searched as English).
     """
     text = " ".join(text.split())
     text = " ".join(NOT_LANGUAGE.sub(" ", text).split()) or text
@@ -120,7 +123,7 @@ def detect_block(text: str, settings: Settings) -> tuple[str, float]:
     han = len(CJK.findall(masked))
     kana = len(KANA.findall(masked))
     latin = sum(ch.isalpha() and ch.isascii() for ch in masked)
-    if han + kana and (lang in ("zh", "ja") or 3 * (han + kana) > latin):
+    if han + kana and (query or lang in ("zh", "ja") or 3 * (han + kana) > latin):
         if kana >= max(1, 0.05 * (han + kana)):
             lang, score = "ja", max(score, 0.9 if kana >= 3 else score)
         else:
@@ -128,19 +131,6 @@ def detect_block(text: str, settings: Settings) -> tuple[str, float]:
             # the evidence for "Chinese or Japanese" is what fastText gave the pair
             score = max(score, sum(float(r["score"]) for r in ranked if r["lang"] in ("zh", "ja")))
     return lang, score
-
-
-def detect_query(text: str, settings: Settings) -> str:
-    """Language of a search query: ``detect_block``'s, except that a query holding Han or
-    kana is Japanese (kana) or Chinese or Japanese by its character forms, whatever its
-    Latin words. A user types the names and commands of the text as they are, and in a
-    short query they can outweigh the CJK (获得 Debian and 放置 preseed.cfg were read as
-    Swedish and Persian, and searched as English). A document block keeps
-    ``detect_block``'s reading, which weighs its Latin letters against its CJK."""
-    lang, _ = detect_block(text, settings)
-    if lang in ("ja", "zh") or not CJK.search(text) and not KANA.search(text):
-        return lang
-    return "ja" if KANA.search(text) else han_script_vote(text)
 
 
 def language_candidates(text: str, settings: Settings, k: int = 3) -> list[str]:
