@@ -196,7 +196,7 @@ def test_urls_and_paths_do_not_decide_the_language(settings):
 
 
 @pytest.mark.parametrize("query, lang", [
-    ("获得 Debian", "zh"),  # golden-set headings that detect_block reads as Swedish or Persian
+    ("获得 Debian", "zh"),  # golden-set headings that a document block's reading takes for Swedish or Persian
     ("放置 preseed.cfg", "zh"),
     ("设置 dh_make", "zh"),
     ("Debian をインストール", "ja"),
