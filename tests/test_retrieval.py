@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from pipeline.retrieval import refusal
 from pipeline.retrieval.fusion import Candidate, FusionParams, Group, fuse, group_translations
 from pipeline.retrieval.retriever import min_match
 from pipeline.stores import vector_store
+from pipeline.text.clauses import number_key
 
 PARAMS = FusionParams(lexical_weight=0.1, lexical_rank_offset=1, group_similarity=0.7)
 
@@ -77,6 +79,47 @@ def test_a_translation_cut_at_other_sentences_joins_the_seed_it_straddles():
                   chunk("de", "de", "doc-de", 2, german, 0.8)]
         groups = group_translations(fuse(ranked, PARAMS), "en", "en", PARAMS)
         assert (sorted(c.uuid for c in groups[0].members) == ["de", "en4"]) is joins, index
+
+
+def numbered(uuid: str, lang: str, doc: str, clauses: list[str], vector: np.ndarray, similarity: float) -> Candidate:
+    return Candidate(uuid, {"lang": lang, "doc_id": doc, "clause_numbers": clauses,
+                            "clause_id": f"{doc}:{'/'.join(clauses)}"}, vector, similarity)
+
+
+def test_a_chunk_numbered_as_the_seed_joins_though_a_neighbour_is_more_alike():
+    """Spanish cuts section 1.2 at other sentences: its unnumbered neighbour is the seed's best
+    Spanish match, and the 1.2 chunk is not each other's best with the seed. Numbered alike
+    and close enough, the 1.2 chunk joins; under the bar, or unnumbered, the neighbour does."""
+    seed = numbered("de12", "de", "doc-de", ["1.2"], unit(1, 0.3, 0), 0.9)
+    rival = numbered("de13", "de", "doc-de", ["1.3"], unit(1, 0.5, 0), 0.8)
+    neighbour = numbered("es-intro", "es", "doc-es", [], unit(1, 0.3, 0.01), 0.85)
+    spanish = numbered("es12", "es", "doc-es", ["Artículo 1.2"], unit(1, 0.48, 0), 0.7)
+    groups = group_translations(fuse([seed, rival, neighbour, spanish], PARAMS), "de", "en", PARAMS)
+    assert sorted(c.uuid for c in groups[0].members) == ["de12", "es12"]
+    strict = FusionParams(0.1, 1, 0.99)
+    groups = group_translations(fuse([seed, rival, neighbour, spanish], strict), "de", "en", strict)
+    assert sorted(c.uuid for c in groups[0].members) == ["de12", "es-intro"]
+    unnumbered = replace(spanish, properties={"lang": "es", "doc_id": "doc-es"})
+    groups = group_translations(fuse([seed, rival, neighbour, unnumbered], PARAMS), "de", "en", PARAMS)
+    assert sorted(c.uuid for c in groups[0].members) == ["de12", "es-intro"]
+
+
+def test_the_rest_of_a_numbered_translation_is_not_shown_again():
+    """A Spanish section cut into three chunks: one joins the German seed, and the other two
+    seed no Spanish hit of their own (it would show the section again), though a later German
+    chunk of the section may still list one. A Spanish section numbered otherwise is a hit."""
+    seed = numbered("de1", "de", "doc-de", ["第一条"], unit(1, 0, 0), 0.9)
+    german_rest = numbered("de1b", "de", "doc-de", ["第一条"], unit(1, 0.2, 0.62), 0.6)
+    spanish = [numbered(f"es1{i}", "es", "doc-es", ["Artículo 1"], unit(1, 0.1 * i, 0.3 * i), 0.8 - 0.01 * i)
+               for i in range(3)]
+    other = numbered("es2", "es", "doc-es", ["Artículo 2"], unit(0, 0, 1), 0.5)
+    groups = group_translations(fuse([seed, german_rest, *spanish, other], PARAMS), "de", "en", PARAMS)
+    assert [sorted(c.uuid for c in g.members) for g in groups] == [["de1", "es10"], ["de1b", "es12"], ["es2"]]
+
+
+def test_clause_numbers_compare_as_translations_print_them():
+    assert {number_key(n) for n in ("Article 5", "Artículo 5", "§ 5", "第五条", "第５条", "5.")} == {"5"}
+    assert [number_key(n) for n in ("2.3", "§ 6a", "(b)", "第二十三条", "但し書")] == ["2.3", "6a", "b", "23", "但し書"]
 
 
 def test_minimum_match_is_capped_by_the_query():

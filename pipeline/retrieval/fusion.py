@@ -8,9 +8,11 @@ another language's chunks cannot fill the list with confident wrong hits; the bo
 with the lexical rank and is bounded by the weight (the dev split, hand-written questions
 included, chose 0.5 over 1.0: the lower lexical ranks weigh less against the vector order).
 
-Groups: chunks of different languages and documents that translate each other (mutual
-best match above ``group_similarity`` in the aligned space) collapse into one hit, shown in
-the query's language when a member has it, else in the reference language.
+Groups: chunks of different languages and documents that translate each other collapse
+into one hit, shown in the query's language when a member has it, else in the reference
+language. Two chunks translate each other when they reach ``group_similarity`` in the aligned
+space and either are each other's best match (mutual best) or sit in clauses numbered alike
+(``Candidate.clause_key``: translated documents keep their numbering).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from typing import Any
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
+
+from pipeline.text.clauses import number_key
 
 
 @dataclass
@@ -41,6 +45,12 @@ class Candidate:
     @property
     def doc_id(self) -> str:
         return self.properties.get("doc_id", "")
+
+    @property
+    def clause_key(self) -> tuple[str, ...]:
+        """The clauses holding the chunk, outermost first, numbered as a translation numbers
+        them (``clauses.number_key``: "Artikel 5" and "第五条" are both "5"); empty outside any."""
+        return tuple(number_key(n) for n in self.properties.get("clause_numbers") or ())
 
 
 @dataclass
@@ -94,11 +104,18 @@ def group_translations(ranked: list[Candidate], query_lang: str, reference_lang:
     """Collapse translations in a ranked list into groups, in rank order of their best member
     (the first ``max_groups`` groups).
 
-    The best remaining candidate seeds a group; for every other language, the remaining
-    candidate of another document most similar to the seed joins when the similarity
-    reaches ``group_similarity`` and the seed is that candidate's own best match among the
-    remaining candidates of the seed's language (mutual best: two sections that merely look
-    alike do not merge), or a chunk next to the seed in its document (``_stands_for``).
+    The best remaining candidate seeds a group; for every other language, one remaining
+    candidate of another document joins when its similarity to the seed reaches
+    ``group_similarity`` and
+    - its clauses are numbered as the seed's (the most similar such candidate): translated
+      documents keep their numbering, and cut a section into chunks at different sentences, so
+      that the chunk most similar to the seed is often a neighbour of its translation; else
+    - it is the most similar, and the seed is its own best match among the remaining candidates
+      of the seed's language (mutual best: two sections that merely look alike do not merge), or
+      a chunk next to the seed in its document is (``_stands_for``).
+    The other chunks of the sections numbered as the seed's, in the languages the hit lists
+    rather than shows, seed no hit of their own (they would show that section again in
+    another language); a later hit may still list them.
     """
     if not ranked:
         return []
@@ -108,29 +125,39 @@ def group_translations(ranked: list[Candidate], query_lang: str, reference_lang:
         similarity = vectors @ vectors.T
     langs = np.array([c.lang for c in ranked])
     docs = np.array([c.doc_id for c in ranked])
+    clause_ids = np.array([c.properties.get("clause_id") or "" for c in ranked])
+    keys = [c.clause_key for c in ranked]
     free = np.ones(len(ranked), dtype=bool)
+    seeds = np.ones(len(ranked), dtype=bool)  # False: its section is a hit already, shown in another language
     groups: list[Group] = []
     for seed in range(len(ranked)):
         if max_groups is not None and len(groups) >= max_groups:
             break
-        if not free[seed]:
+        if not free[seed] or not seeds[seed]:
             continue
         free[seed] = False
         members = [seed]
+        close = similarity[seed] >= params.group_similarity
         for lang in dict.fromkeys(langs.tolist()):
             pool = free & (langs == lang) & (docs != docs[seed])
             if lang == langs[seed] or not pool.any():
                 continue
-            best = int(np.argmax(np.where(pool, similarity[seed], -np.inf)))
-            if similarity[seed, best] < params.group_similarity:
-                continue
-            rivals = (free | (np.arange(len(ranked)) == seed)) & (langs == langs[seed])
-            if _stands_for(ranked[int(np.argmax(np.where(rivals, similarity[best], -np.inf)))], ranked[seed]):
-                members.append(best)
-                free[best] = False
+            alike = [j for j in np.flatnonzero(pool & close) if keys[j] == keys[seed]] if keys[seed] else []
+            if alike:
+                best = max(alike, key=lambda j: similarity[seed, j])
+            else:
+                best = int(np.argmax(np.where(pool, similarity[seed], -np.inf)))
+                rivals = (free | (np.arange(len(ranked)) == seed)) & (langs == langs[seed])
+                if not close[best] or not _stands_for(
+                        ranked[int(np.argmax(np.where(rivals, similarity[best], -np.inf)))], ranked[seed]):
+                    continue
+            members.append(int(best))
+            free[best] = False
         chosen = next((m for m in members if langs[m] == query_lang), None)
         if chosen is None:
             chosen = next((m for m in members if langs[m] == reference_lang), seed)
+        for m in [m for m in members if langs[m] != langs[chosen] and clause_ids[m] and keys[m] == keys[seed]]:
+            seeds[(docs == docs[m]) & (clause_ids == clause_ids[m])] = False
         groups.append(Group(shown=ranked[chosen], translations=[ranked[m] for m in members if m != chosen],
                             score=ranked[seed].score))
     return groups

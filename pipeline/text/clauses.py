@@ -7,6 +7,7 @@ asks ``match_line`` too.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -18,6 +19,10 @@ TITLE_MAX_CHARS = 120
 ROMAN = ["", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII"]
 HAN = ["〇", "一", "二", "三", "四", "五", "六", "七", "八", "九", "十", "十一", "十二"]
 FULLWIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
+HAN_DIGITS = {"〇": 0, "零": 0, "一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+HAN_UNITS = {"十": 10, "百": 100, "千": 1000}
+_HAN_NUMERAL = re.compile("[" + "".join(HAN_DIGITS) + "".join(HAN_UNITS) + "]+")
+_NUMBER_CORE = re.compile(r"\d+(?:\.\d+)*[a-z]?")
 FRAME = "* "  # the left edge of a plain-text box; its right edge is " *"
 # The end of a list item that another follows ("1. die Bestellung des Vorstands," "a) ... und"):
 # an item, not a title waiting for its sentence.
@@ -124,3 +129,26 @@ def match_any(line: str) -> Match | None:
         if found:
             return found
     return None
+
+
+def _han_value(numeral: str) -> int:
+    """一 1, 十 10, 十二 12, 二十三 23, 百五 105: the values CJK clause numbers are written with."""
+    total = digit = 0
+    for ch in numeral:
+        if ch in HAN_UNITS:
+            total += (digit or 1) * HAN_UNITS[ch]
+            digit = 0
+        else:
+            digit = HAN_DIGITS[ch]
+    return total + digit
+
+
+def number_key(number: str) -> str:
+    """A clause number as its translations print it alike: the Arabic number (dotted, with a
+    letter after it) inside the form, else the label cased and unbracketed. "Article 1",
+    "Artículo 1", "§ 1", "第一条" and "第１条" are all "1"; "2.3" stays "2.3", "§ 6a" is "6a",
+    "(b)" and "b)" are "b"."""
+    plain = unicodedata.normalize("NFKC", number).casefold()
+    plain = _HAN_NUMERAL.sub(lambda m: str(_han_value(m.group())), plain)
+    core = _NUMBER_CORE.search(plain)
+    return core.group() if core else plain.strip(" ().°")
