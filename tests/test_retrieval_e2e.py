@@ -43,6 +43,23 @@ def test_german_question_shows_the_german_passage_with_its_translations(five_lan
     assert len(shown) == len(set(shown))
 
 
+@pytest.mark.parametrize("query", [GERMAN_QUESTION, "1.2 Programme, die zum Entwickeln notwendig sind"])
+def test_no_section_comes_back_in_another_language(five_languages, settings, query):
+    """The guides cut a section into a different number of chunks per language: a hit lists
+    the section's translations, and none of their chunks is shown again as a later hit in
+    its own language (under mutual best alone, the heading's hits showed Spanish 1.2 again
+    below the German 1.2 that listed it)."""
+    from pipeline.retrieval import search
+
+    held: dict[str, str] = {}  # section number -> the language of the hit that showed or listed it
+    for group in search(query, settings).groups:
+        section = group.shown.properties["clause_number"]
+        assert held.get(section, group.shown.lang) == group.shown.lang, (section, group.shown.lang, held)
+        for member in group.members:
+            if member.properties["clause_number"]:
+                held.setdefault(member.properties["clause_number"], group.shown.lang)
+
+
 def test_a_question_the_corpus_cannot_answer_is_refused(five_languages, settings):
     from pipeline.retrieval import search
 
