@@ -205,3 +205,11 @@ def test_urls_and_paths_do_not_decide_the_language(settings):
 ])
 def test_a_query_with_han_or_kana_is_chinese_or_japanese(settings, query, lang):
     assert langid.detect_block(query, settings, query=True)[0] == lang
+
+
+def test_a_query_without_han_or_kana_is_neither(settings):
+    """The lite model reads this golden-set heading as Chinese (4 %): a query is never Chinese
+    or Japanese without a Han or kana character (a document block keeps fastText's reading)."""
+    heading = "Using a DHCP server to specify preconfiguration files"
+    assert langid.detect_block(heading, settings)[0] == "zh"
+    assert langid.detect_block(heading, settings, query=True)[0] not in ("zh", "ja")

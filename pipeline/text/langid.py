@@ -108,7 +108,10 @@ def detect_block(text: str, settings: Settings, query: bool = False) -> tuple[st
        usage line full of [OPTION] placeholders is Japanese), or, for a search ``query``,
        when it holds any: a user types the names and commands of the text as they are, and
        in a short query they outweigh the CJK (获得 Debian and 放置 preseed.cfg were read as
-       Swedish and Persian, and searched as English).
+       Swedish and Persian, and searched as English). Likewise a query without any is
+       neither: the lite model reads some short technical English as Chinese at 4 % ("Using a
+       DHCP server to specify preconfiguration files"), which searched it as Chinese; it
+       takes fastText's best other language.
     """
     text = " ".join(text.split())
     text = " ".join(NOT_LANGUAGE.sub(" ", text).split()) or text
@@ -123,6 +126,9 @@ def detect_block(text: str, settings: Settings, query: bool = False) -> tuple[st
     han = len(CJK.findall(masked))
     kana = len(KANA.findall(masked))
     latin = sum(ch.isalpha() and ch.isascii() for ch in masked)
+    if query and not han + kana and lang in ("zh", "ja"):
+        lang, score = next(((r["lang"], float(r["score"])) for r in ranked if r["lang"] not in ("zh", "ja")),
+                           (settings.reference_language, 0.0))
     if han + kana and (query or lang in ("zh", "ja") or 3 * (han + kana) > latin):
         if kana >= max(1, 0.05 * (han + kana)):
             lang, score = "ja", max(score, 0.9 if kana >= 3 else score)
