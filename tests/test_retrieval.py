@@ -16,7 +16,7 @@ from weaviate.classes.query import BM25Operator
 
 from pipeline.embedding.embedders import Concatenated, get_embedder
 from pipeline.retrieval import refusal
-from pipeline.retrieval.fusion import Candidate, FusionParams, Group, fuse, group_translations
+from pipeline.retrieval.fusion import Candidate, FusionParams, Group, fuse, group_translations, is_copy
 from pipeline.retrieval.retriever import min_match
 from pipeline.stores import vector_store
 from pipeline.text.clauses import number_key
@@ -115,6 +115,27 @@ def test_the_rest_of_a_numbered_translation_is_not_shown_again():
     other = numbered("es2", "es", "doc-es", ["Artículo 2"], unit(0, 0, 1), 0.5)
     groups = group_translations(fuse([seed, german_rest, *spanish, other], PARAMS), "de", "en", PARAMS)
     assert [sorted(c.uuid for c in g.members) for g in groups] == [["de1", "es10"], ["de1b", "es12"], ["es2"]]
+
+
+def test_the_same_text_in_another_document_is_a_copy_under_the_hit():
+    """A scan of the born-digital guide (OCR misreads ペ for パ, spacing differs) and a
+    paragraph left untranslated in another guide collapse as copies; a licence clause that
+    says the same in its own words stays a hit of its own, however close its vector."""
+    def chunk(uuid, lang, doc, text, vector, similarity):
+        return Candidate(uuid, {"lang": lang, "doc_id": doc, "text": text}, vector, similarity)
+
+    v = unit(1, 0, 0)
+    guide = "Debian パッケージをきちんと作成し保守していくには時間がかかります。"
+    ranked = [chunk("ja", "ja", "guide-ja", guide, v, 0.9),
+              chunk("scan", "ja", "scan-ja", "Debianペパッケージをきちんと作成し保守していくには時間がかかります", v, 0.89),
+              chunk("mpl", "en", "mpl", '"Source Code Form" means the form of the work preferred for making modifications.',
+                    unit(0, 1, 0), 0.7),
+              chunk("apache", "en", "apache", '"Source" form shall mean the preferred form for making modifications, '
+                    "including but not limited to software source code.", unit(0, 1, 0.05), 0.69)]
+    groups = group_translations(fuse(ranked, PARAMS), "ja", "en", PARAMS)
+    assert [c.uuid for c in groups[0].copies] == ["scan"]
+    assert [g.shown.uuid for g in groups] == ["ja", "mpl", "apache"]
+    assert is_copy(ranked[2], ranked[2]) and not is_copy(ranked[2], ranked[3])
 
 
 def test_clause_numbers_compare_as_translations_print_them():

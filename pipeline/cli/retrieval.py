@@ -33,6 +33,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         print(f"  {i}. {hit['score']:.3f} [{hit['lang']}] {hit['source']} p.{hit['page']}: {snippet}")
         for t in hit["translations"]:
             print(f"       = [{t['lang']}] {t['source']} p.{t['page']} (similarity {t['similarity']:.3f})")
+        for c in hit["copies"]:
+            print(f"       ≈ [{c['lang']}] {c['source']} p.{c['page']} (the same text; similarity {c['similarity']:.3f})")
     return 0
 
 

@@ -47,14 +47,16 @@ class SearchResult:
     def as_dict(self) -> dict[str, Any]:
         def chunk(c: Candidate) -> dict[str, Any]:
             p = c.properties
-            return {"lang": c.lang, "doc_id": c.doc_id, "source": Path(p.get("source_path") or "").name,
+            # the file and its folder: translations are often one name in a folder per language
+            return {"lang": c.lang, "doc_id": c.doc_id, "source": "/".join(Path(p.get("source_path") or "").parts[-2:]),
                     "page": p.get("page_start"), "clause": p.get("clause_number"), "chunk_id": p.get("chunk_id"),
                     "similarity": round(c.similarity, 4)}
 
         return {"query": self.query, "query_lang": self.query_lang, "answered": self.answered,
                 "best_score": round(self.best_score, 4), "answer_probability": round(self.answer_probability, 4),
                 "hits": [{"score": round(g.score, 4), **chunk(g.shown), "text": g.shown.properties.get("text", ""),
-                          "translations": [chunk(t) for t in g.translations]} for g in self.groups]}
+                          "translations": [chunk(t) for t in g.translations], "copies": [chunk(c) for c in g.copies]}
+                         for g in self.groups]}
 
 
 def tuning(settings: Settings, embedder: str) -> EmbedderTuning:
