@@ -23,8 +23,11 @@ A chunk's section is its document's translation family and the number of the out
 clause holding it (clauses.number_key). Printed per set, for the top five hits: translations
 listed and how many are of another section (same family) or of another document family;
 recall (of the languages that have a chunk of the shown section among the candidates, those
-listed under the hit or under an earlier hit of that section); and later duplicates (a hit
-showing a section that an earlier hit already showed or listed, in another language).
+listed under the hit or under an earlier hit of that section); later duplicates (a hit
+showing a section that an earlier hit already showed or listed, in another language and
+from another document); and
+copies (the same text in another document, ``fusion.is_copy``): listed under a hit, and
+shown as a hit of their own below a hit that holds the text.
 
     .venv/bin/python benchmarks/bench_translation_groups.py [--sets tune measure legal]
 """
@@ -49,7 +52,7 @@ from fetch_sample_corpus import package_file, unpack_documents, write_page_subse
 from pipeline.config import Settings, get_settings  # noqa: E402
 from pipeline.embedding.embedders import get_embedder  # noqa: E402
 from pipeline.retrieval.evaluation import aligned, encode_cached  # noqa: E402
-from pipeline.retrieval.fusion import Candidate, fuse, group_translations  # noqa: E402
+from pipeline.retrieval.fusion import Candidate, fuse, group_translations, is_copy  # noqa: E402
 from pipeline.retrieval.retriever import fusion_params  # noqa: E402
 from pipeline.stages import chunk, extract, language, structure  # noqa: E402
 from pipeline.text.clauses import number_key  # noqa: E402
@@ -118,7 +121,8 @@ def score(chunks: list[dict], settings: Settings, family: dict[str, str]) -> dic
     asked = queries_of(chunks)
     query_vectors = aligned(settings, embedder, encode_cached(settings, embedder, [q["text"] for q in asked], query=True),
                             [q["lang"] for q in asked])
-    n = dict.fromkeys(("hits", "listed", "other_section", "other_document", "available", "covered", "duplicates"), 0)
+    n = dict.fromkeys(("hits", "listed", "other_section", "other_document", "available", "covered", "duplicates",
+                       "copies_listed", "copies_shown"), 0)
     for q, vector in zip(asked, query_vectors):
         similarity = vectors @ vector
         candidates = [Candidate(uuid=str(i), properties=chunks[i], vector=vectors[i], similarity=float(similarity[i]),
@@ -126,7 +130,13 @@ def score(chunks: list[dict], settings: Settings, family: dict[str, str]) -> dic
                       for rank, i in enumerate(np.argsort(-similarity)[:CANDIDATES])]
         covered: dict[tuple[str, str], set[str]] = {}  # section -> languages shown or listed so far
         shown_in: dict[tuple[str, str], str] = {}  # section -> the language of the hit that first held it
+        held_by: dict[tuple[str, str], set[str]] = {}  # section -> the documents of the chunks that held it
+        earlier: list[Candidate] = []  # the members of the hits above
         for group in group_translations(fuse(candidates, params), q["lang"], settings.reference_language, params, TOP):
+            n["copies_listed"] += len(group.copies)
+            n["copies_shown"] += any(m.lang == group.shown.lang and m.doc_id != group.shown.doc_id
+                                     and is_copy(m, group.shown) for m in earlier)
+            earlier += group.members
             for t in group.translations:
                 n["listed"] += 1
                 same_family = family_of(t, family) == family_of(group.shown, family)
@@ -135,7 +145,10 @@ def score(chunks: list[dict], settings: Settings, family: dict[str, str]) -> dic
             key = section(group.shown, family)
             if key is not None:
                 n["hits"] += 1
-                n["duplicates"] += key in shown_in and shown_in[key] != group.shown.lang
+                # another part of a document that holds two languages (the Spanish guide's
+                # English paragraphs) is another passage, not the section again
+                n["duplicates"] += (key in shown_in and shown_in[key] != group.shown.lang
+                                    and group.shown.doc_id not in held_by[key])
                 there = {c.lang for c in candidates if section(c, family) == key} - {group.shown.lang}
                 listed = covered.get(key, set()) | {t.lang for t in group.translations if section(t, family) == key}
                 n["available"] += len(there)
@@ -144,6 +157,7 @@ def score(chunks: list[dict], settings: Settings, family: dict[str, str]) -> dic
                 if section(m, family) is not None:
                     covered.setdefault(section(m, family), set()).add(m.lang)
                     shown_in.setdefault(section(m, family), group.shown.lang)
+                    held_by.setdefault(section(m, family), set()).add(m.doc_id)
     return {"queries": len(asked), **n, "recall": n["covered"] / max(n["available"], 1)}
 
 
@@ -162,7 +176,8 @@ def main() -> int:
         print(f"  {f['queries']} queries, {f['hits']} numbered hits in the top {TOP}: {f['listed']} translations listed, "
               f"{f['other_section']} of another section, {f['other_document']} of another document; "
               f"recall {f['recall']:.3f} ({f['covered']} of {f['available']} languages); "
-              f"later duplicates {f['duplicates']}", flush=True)
+              f"later duplicates {f['duplicates']}; copies listed {f['copies_listed']}, "
+              f"a copy of a chunk above shown {f['copies_shown']} times", flush=True)
     return 0
 
 
