@@ -5,6 +5,7 @@ Weaviate, then asked through the retriever, the Python API and `rosetta search`.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -58,6 +59,26 @@ def test_no_section_comes_back_in_another_language(five_languages, settings, que
         for member in group.members:
             if member.properties["clause_number"]:
                 held.setdefault(member.properties["clause_number"], group.shown.lang)
+
+
+def test_an_untranslated_paragraph_is_a_copy_not_a_hit(five_languages, settings):
+    """The Spanish guide leaves some English paragraphs untranslated: they collapse as copies
+    under the hit that holds their text, and no hit shows a text a hit above holds."""
+    from pipeline.retrieval import search
+    from pipeline.retrieval.fusion import is_copy
+
+    def folder(c):
+        return Path(c.properties["source_path"]).parent.name
+
+    groups = search("Welche Pakete sollte ich vor dem Paketieren installieren?", settings).groups
+    assert any(g.copies for g in groups)
+    for group in groups:
+        for copy in group.copies:
+            originals = [m for m in group.members if m.lang == copy.lang and m.doc_id != copy.doc_id and is_copy(m, copy)]
+            assert copy.lang == "en" and {folder(copy), *map(folder, originals)} == {"en", "es"}
+    for i, group in enumerate(groups):
+        assert not any(is_copy(group.shown, m) for above in groups[:i] for m in above.members
+                       if m.doc_id != group.shown.doc_id and m.lang == group.shown.lang)
 
 
 def test_a_question_the_corpus_cannot_answer_is_refused(five_languages, settings):
