@@ -69,7 +69,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.retrieval.fusion import Candidate, Group
+from pipeline.retrieval.fusion import HAN_KANA, Candidate, Group
 
 FEATURES = ("similarity", "nearest_similarity", "margin", "coverage", "length", "coverage_x_length")
 ACROSS_FEATURES = ("similarity", "nearest_similarity", "margin", "length")
@@ -78,7 +78,7 @@ PART_FEATURES = ("first_part_similarity", "first_part_nearest")  # concatenated 
 CJK_BIGRAMS_PER_WORD = 2
 WORD_PREFIX = 5
 _WORD = re.compile(r"\w+", re.UNICODE)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_CJK = re.compile(f"[{HAN_KANA}]+")
 
 
 def terms(text: str, tokenization: str) -> set[str]:
