@@ -29,16 +29,22 @@ from another document); and
 copies (the same text in another document, ``fusion.is_copy``): listed under a hit, and
 shown as a hit of their own below a hit that holds the text.
 
-    .venv/bin/python benchmarks/bench_translation_groups.py [--sets tune measure legal]
+``--worst-case`` times the grouping alone on seventy chunks of one language from seventy
+documents, close in meaning and sharing no text (one template filled seventy times: every
+pair is checked for a copy), against the same chunks spread over five languages.
+
+    .venv/bin/python benchmarks/bench_translation_groups.py [--sets tune measure legal] [--worst-case]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -52,7 +58,7 @@ from fetch_sample_corpus import package_file, unpack_documents, write_page_subse
 from pipeline.config import Settings, get_settings  # noqa: E402
 from pipeline.embedding.embedders import get_embedder  # noqa: E402
 from pipeline.retrieval.evaluation import aligned, encode_cached  # noqa: E402
-from pipeline.retrieval.fusion import Candidate, fuse, group_translations, is_copy  # noqa: E402
+from pipeline.retrieval.fusion import Candidate, FusionParams, fuse, group_translations, is_copy  # noqa: E402
 from pipeline.retrieval.retriever import fusion_params  # noqa: E402
 from pipeline.stages import chunk, extract, language, structure  # noqa: E402
 from pipeline.text.clauses import number_key  # noqa: E402
@@ -161,10 +167,34 @@ def score(chunks: list[dict], settings: Settings, family: dict[str, str]) -> dic
     return {"queries": len(asked), **n, "recall": n["covered"] / max(n["available"], 1)}
 
 
+def worst_case(repeat: int = 20) -> None:
+    rng, words = random.Random(0), [f"w{i}" for i in range(3000)]
+    centre = np.ones(512, dtype=np.float32)
+    vectors = centre + 0.01 * np.random.default_rng(0).standard_normal((CANDIDATES + 20, 512)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)  # each pair at about 0.95
+    texts = [" ".join(rng.choice(words) for _ in range(200)) for _ in vectors]
+    params = FusionParams(0.1, 1, 0.83)
+
+    def ms(langs: list[str]) -> float:
+        ranked = [Candidate(str(i), {"lang": langs[i % len(langs)], "doc_id": f"d{i}", "text": text}, v, 0.9 - i / 1000)
+                  for i, (v, text) in enumerate(zip(vectors, texts))]
+        started = time.perf_counter()
+        for _ in range(repeat):
+            group_translations(ranked, "en", "en", params, 10)
+        return (time.perf_counter() - started) / repeat * 1000
+
+    one, five = ms(["en"]), ms(["en", "de", "es", "ja", "zh"])
+    print(f"{len(vectors)} candidates: one language {one:.1f} ms, five languages {five:.1f} ms, ratio {one / five:.1f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", nargs="+", choices=("tune", "measure", "legal"), default=["tune", "measure", "legal"])
+    parser.add_argument("--worst-case", action="store_true", help="time the grouping alone (see above) and stop")
     args = parser.parse_args()
+    if args.worst_case:
+        worst_case()
+        return 0
     settings = get_settings()
     for name in args.sets:
         print(f"{name}:", flush=True)

@@ -101,15 +101,19 @@ HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # kana and Ha
 _TOKEN = re.compile(f"[{HAN_KANA}]|[^\\W{HAN_KANA}]+")
 
 
-def _trigrams(text: str) -> set[tuple[str, ...]]:
+def _trigrams(text: str) -> set[int]:
+    """The text's word trigrams, each by its hash (ints intersect several times faster)."""
     words = _TOKEN.findall(text.casefold())
-    return {tuple(words[i:i + 3]) for i in range(max(1, len(words) - 2))} if words else set()
+    return {hash(tuple(words[i:i + 3])) for i in range(max(1, len(words) - 2))} if words else set()
+
+
+def _shares_text(first: set[int], second: set[int]) -> bool:
+    return bool(first and second) and len(first & second) >= COPY_SHARE * min(len(first), len(second))
 
 
 def is_copy(a: Candidate, b: Candidate) -> bool:
     """Whether two chunks hold the same text (``COPY_SHARE`` of the shorter one's trigrams)."""
-    first, second = _trigrams(a.properties.get("text", "")), _trigrams(b.properties.get("text", ""))
-    return bool(first and second) and len(first & second) >= COPY_SHARE * min(len(first), len(second))
+    return _shares_text(_trigrams(a.properties.get("text", "")), _trigrams(b.properties.get("text", "")))
 
 
 def _stands_for(match: Candidate, seed: Candidate) -> bool:
@@ -155,6 +159,10 @@ def group_translations(ranked: list[Candidate], query_lang: str, reference_lang:
     docs = np.array([c.doc_id for c in ranked])
     clause_ids = np.array([c.properties.get("clause_id") or "" for c in ranked])
     keys = [c.clause_key for c in ranked]
+    # each candidate's trigrams once: seventy chunks of one template in one language are all
+    # each other's copy candidates (84 ms a search recomputed per pair, 12 ms so;
+    # benchmarks/bench_translation_groups.py --worst-case)
+    trigrams = cache(lambda i: _trigrams(ranked[i].properties.get("text", "")))
     free = np.ones(len(ranked), dtype=bool)
     seeds = np.ones(len(ranked), dtype=bool)  # False: its section is a hit already, shown in another language
     groups: list[Group] = []
@@ -190,7 +198,7 @@ def group_translations(ranked: list[Candidate], query_lang: str, reference_lang:
         for m in members:
             for j in np.flatnonzero(free & (langs == langs[m]) & (docs != docs[m])
                                     & (similarity[m] >= params.group_similarity)):
-                if is_copy(ranked[m], ranked[j]):
+                if _shares_text(trigrams(m), trigrams(j)):
                     copies.append(int(j))
                     free[j] = False
         groups.append(Group(shown=ranked[chosen], translations=[ranked[m] for m in members if m != chosen],
