@@ -118,9 +118,10 @@ def test_the_rest_of_a_numbered_translation_is_not_shown_again():
 
 
 def test_the_same_text_in_another_document_is_a_copy_under_the_hit():
-    """A scan of the born-digital guide (OCR misreads ペ for パ, spacing differs) and a
-    paragraph left untranslated in another guide collapse as copies; a licence clause that
-    says the same in its own words stays a hit of its own, however close its vector."""
+    """A scan of the born-digital guide (OCR misreads ペ for パ, spacing differs) collapses as
+    a copy (test_retrieval_e2e has the Spanish guide's untranslated paragraphs); a licence
+    clause that says the same in its own words stays a hit of its own, however close its
+    vector."""
     def chunk(uuid, lang, doc, text, vector, similarity):
         return Candidate(uuid, {"lang": lang, "doc_id": doc, "text": text}, vector, similarity)
 

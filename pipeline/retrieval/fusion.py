@@ -102,7 +102,7 @@ _TOKEN = re.compile(f"[{HAN_KANA}]|[^\\W{HAN_KANA}]+")
 
 
 def _trigrams(text: str) -> set[int]:
-    """The text's word trigrams, each by its hash (ints intersect several times faster)."""
+    """The text's word trigrams, each by its hash (a tuple is hashed again at every intersection)."""
     words = _TOKEN.findall(text.casefold())
     return {hash(tuple(words[i:i + 3])) for i in range(max(1, len(words) - 2))} if words else set()
 
