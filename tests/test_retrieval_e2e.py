@@ -129,3 +129,18 @@ def test_live_collection_has_a_lexical_property_per_language(five_languages, set
     assert tokenization == {vector_store.lexical_property(lang): settings.languages[lang].tokenization
                             for lang in settings.languages}
     assert tokenization["text_ja"] == "kagome_ja"
+
+
+def test_the_guides_are_paired_as_translations_when_loaded(five_languages, settings, weaviate_server):
+    """The load step weighed every two guides as whole documents (pipeline/retrieval/pairing.py)
+    and stored on each chunk its guide's key and those of the four translations."""
+    from pipeline.retrieval.fusion import document_key
+
+    folder_of, partners = {}, {}
+    for _, p, _ in vector_store.iterate_objects(vector_store.live_collection(weaviate_server, settings),
+                                                include_vector=False):
+        folder_of[document_key(p)] = Path(p["source_path"]).parent.name
+        assert p["paired_documents"][0] == document_key(p)
+        partners.setdefault(document_key(p), set(p["paired_documents"][1:]))
+    assert {folder_of[key]: sorted(folder_of[k] for k in found) for key, found in partners.items()} == \
+        {lang: sorted(set(LANGS) - {lang}) for lang in LANGS}

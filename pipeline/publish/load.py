@@ -1,4 +1,6 @@
-"""The load step: every object of the batch's loadable documents into its staging collection.
+"""The load step: every object of the batch's loadable documents into its staging collection,
+each with the documents that translate its own (pipeline/retrieval/pairing.py), found among the
+live collection and the batch.
 
 Idempotent: the uuids are deterministic, so a retried load overwrites what it wrote.
 """
@@ -6,12 +8,18 @@ Idempotent: the uuids are deterministic, so a retried load overwrites what it wr
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
+from weaviate.classes.query import Filter
 
 from pipeline.config import Settings
 from pipeline.contracts import EmbeddedDocument, StageResult
+from pipeline.retrieval import pairing
+from pipeline.retrieval.fusion import document_key
+from pipeline.retrieval.retriever import fusion_params
 from pipeline.stages import EMBED, ENRICH
 from pipeline.stores import vector_store
 from pipeline.workspace import Workspace
@@ -30,6 +38,38 @@ def batch_objects(ws: Workspace, doc_ids: list[str]) -> list[tuple[str, dict[str
     return objects
 
 
+def with_partners(objects: list[tuple[str, dict[str, Any], list[float]]], live, settings: Settings,
+                  ) -> list[tuple[str, dict[str, Any], list[float]]]:
+    """The objects with their partners (``pairing.with_partners``), in the batch or in ``live``
+    (whose chunks of the batch's own documents, about to be replaced, are left out)."""
+    batch_doc_ids = {p["doc_id"] for _, p, _ in objects}
+    listed = ["doc_id", "source_sha256", "chunk_index"]
+
+    bar = fusion_params(settings, settings.embedding.model).group_similarity
+
+    def nearest(vector: np.ndarray, lang: str) -> list[str]:
+        # thrice as many: the old version of a batch document may hold some of the nearest
+        found = live.query.near_vector(near_vector=vector.tolist(), limit=3 * pairing.NEIGHBOURS,
+                                       distance=1 - bar, filters=Filter.by_property("lang").not_equal(lang),
+                                       return_properties=listed)
+        keys = [document_key(o.properties) for o in found.objects if o.properties.get("doc_id") not in batch_doc_ids]
+        return list(dict.fromkeys(keys))[:pairing.NEIGHBOURS]
+
+    def live_neighbours(vectors: np.ndarray, langs: list[str]) -> list[list[str]]:
+        # every sample of the batch, queries in flight together: 1.2 ms a query against 2.2 one
+        # by one (docs/benchmarks.md)
+        with ThreadPoolExecutor(max_workers=settings.weaviate.concurrent_requests) as pool:
+            return list(pool.map(nearest, vectors, langs))
+
+    @lru_cache(maxsize=64)  # an original is the candidate of each of its translations in the batch
+    def live_vectors(key: str) -> np.ndarray:
+        rows = sorted((p.get("chunk_index") or 0, v) for _, p, v in
+                      vector_store.iterate_objects(live, [key.rsplit("@", 1)[0]]) if document_key(p) == key)
+        return np.asarray([v for _, v in rows], dtype=np.float32)
+
+    return pairing.with_partners(objects, bar, live_neighbours, live_vectors)
+
+
 def loadable_doc_ids(results: list[dict[str, Any]]) -> list[str]:
     return sorted(r["doc_id"] for r in results if r["status"] == "ok")
 
@@ -40,7 +80,9 @@ def load_batch(batch_id: str, doc_ids: list[str], settings: Settings) -> dict[st
     objects = batch_objects(ws, doc_ids)
     name = vector_store.staging_name(settings, batch_id)
     with vector_store.connect(settings) as client:
-        vector_store.check_embedder(vector_store.live_collection(client, settings), settings)
+        live = vector_store.live_collection(client, settings)
+        vector_store.check_embedder(live, settings)
+        objects = with_partners(objects, live, settings)
         collection = vector_store.ensure_collection(client, settings, name)
         vector_store.insert_objects(collection, objects, settings)
         count = collection.aggregate.over_all(total_count=True).total_count

@@ -10,11 +10,13 @@ included, chose 0.5 over 1.0: the lower lexical ranks weigh less against the vec
 
 Groups: chunks of different languages and documents that translate each other collapse
 into one hit, shown in the query's language when a member has it, else in the reference
-language. Two chunks translate each other when they reach ``group_similarity`` in the aligned
-space and either are each other's best match (mutual best) or sit in clauses numbered alike
-(``Candidate.clause_key``: translated documents keep their numbering). A copy of a member in
-another document (the same text in the same language: a scan of a born-digital file, a
-paragraph left untranslated) collapses into the hit too.
+language. Two chunks translate each other when their documents do (paired when loaded,
+pipeline/retrieval/pairing.py; chunks loaded before pairing are taken on similarity alone),
+they reach ``group_similarity`` in the aligned space, and either are each other's best match
+(mutual best) or sit in clauses numbered alike (``Candidate.clause_key``: translated
+documents keep their numbering). A copy of a member in another document (the same text in
+the same language: a scan of a born-digital file, a paragraph left untranslated) collapses
+into the hit too.
 """
 
 from __future__ import annotations
@@ -28,6 +30,12 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from pipeline.text.clauses import number_key
+
+
+def document_key(properties: dict[str, Any]) -> str:
+    """A document's content: its id and the first 16 hex digits of its source's sha256 (a
+    reprocessed document is another content, and pairs made for the old one do not hold)."""
+    return f"{properties.get('doc_id', '')}@{(properties.get('source_sha256') or '')[:16]}"
 
 
 @dataclass
@@ -48,6 +56,16 @@ class Candidate:
     @property
     def doc_id(self) -> str:
         return self.properties.get("doc_id", "")
+
+    @property
+    def document_key(self) -> str:
+        return document_key(self.properties)
+
+    @property
+    def paired_documents(self) -> tuple[str, ...]:
+        """Its document's key and those of the documents found to translate it when it was
+        loaded; empty for a chunk loaded before pairing."""
+        return tuple(self.properties.get("paired_documents") or ())
 
     @property
     def clause_key(self) -> tuple[str, ...]:
@@ -129,14 +147,29 @@ def _stands_for(match: Candidate, seed: Candidate) -> bool:
             and abs(index - seed_index) == 1)
 
 
+def _may_translate(ranked: list[Candidate]) -> np.ndarray:
+    """Whether each two candidates' documents may translate each other: one was paired with the
+    other when loaded (it lists the other's key), or neither was paired (both loaded before
+    pairing: similarity alone decides, as it did)."""
+    paired: dict[str, set[str]] = {}
+    for c in ranked:
+        paired.setdefault(c.document_key, set(c.paired_documents))
+    keys = list(paired)
+    allowed = np.array([[(not paired[a] and not paired[b]) or b in paired[a] or a in paired[b] for b in keys]
+                        for a in keys])
+    index = {key: i for i, key in enumerate(keys)}
+    rows = np.array([index[c.document_key] for c in ranked])
+    return allowed[np.ix_(rows, rows)]
+
+
 def group_translations(ranked: list[Candidate], query_lang: str, reference_lang: str, params: FusionParams,
                        max_groups: int | None = None) -> list[Group]:
     """Collapse translations in a ranked list into groups, in rank order of their best member
     (the first ``max_groups`` groups).
 
     The best remaining candidate seeds a group; for every other language, one remaining
-    candidate of another document joins when its similarity to the seed reaches
-    ``group_similarity`` and
+    candidate of another document that may translate the seed's (``_may_translate``) joins
+    when its similarity to the seed reaches ``group_similarity`` and
     - its clauses are numbered as the seed's (the most similar such candidate): translated
       documents keep their numbering, and cut a section into chunks at different sentences, so
       that the chunk most similar to the seed is often a neighbour of its translation; else
@@ -158,6 +191,7 @@ def group_translations(ranked: list[Candidate], query_lang: str, reference_lang:
     langs = np.array([c.lang for c in ranked])
     docs = np.array([c.doc_id for c in ranked])
     clause_ids = np.array([c.properties.get("clause_id") or "" for c in ranked])
+    translatable = _may_translate(ranked)
     keys = [c.clause_key for c in ranked]
     # each candidate's trigrams once: seventy chunks of one template in one language are all
     # each other's copy candidates (84 ms a search recomputed per pair, 12 ms so;
@@ -175,7 +209,7 @@ def group_translations(ranked: list[Candidate], query_lang: str, reference_lang:
         members = [seed]
         close = similarity[seed] >= params.group_similarity
         for lang in dict.fromkeys(langs.tolist()):
-            pool = free & (langs == lang) & (docs != docs[seed])
+            pool = free & (langs == lang) & (docs != docs[seed]) & translatable[seed]
             if lang == langs[seed] or not pool.any():
                 continue
             alike = [j for j in np.flatnonzero(pool & close) if keys[j] == keys[seed]] if keys[seed] else []
@@ -183,7 +217,7 @@ def group_translations(ranked: list[Candidate], query_lang: str, reference_lang:
                 best = max(alike, key=lambda j: similarity[seed, j])
             else:
                 best = int(np.argmax(np.where(pool, similarity[seed], -np.inf)))
-                rivals = (free | (np.arange(len(ranked)) == seed)) & (langs == langs[seed])
+                rivals = (free | (np.arange(len(ranked)) == seed)) & (langs == langs[seed]) & translatable[best]
                 if not close[best] or not _stands_for(
                         ranked[int(np.argmax(np.where(rivals, similarity[best], -np.inf)))], ranked[seed]):
                     continue

@@ -54,6 +54,9 @@ PROPERTIES: list[tuple[str, DataType]] = [
     ("semantic_density", DataType.NUMBER),
     ("regulation_ids", DataType.TEXT_ARRAY),
     ("regulation_facts", DataType.TEXT),  # JSON: {id: {jurisdiction, effective_date, ...}}
+    # its document's key, then those of the documents found to translate it when it was loaded
+    # (pipeline/retrieval/pairing.py); absent on chunks loaded before pairing
+    ("paired_documents", DataType.TEXT_ARRAY),
     # lineage
     ("source_sha256", DataType.TEXT),
     ("pipeline_version", DataType.TEXT),
@@ -200,6 +203,7 @@ def ensure_collection(client: weaviate.WeaviateClient, settings: Settings, name:
     if client.collections.exists(name):
         existing = collection(client, settings, name)
         if (id(client), name) not in _MIGRATED:
+            add_missing_properties(existing)
             migrate_lexical(existing, settings)
             _MIGRATED.add((id(client), name))
         return existing
@@ -219,6 +223,18 @@ def ensure_collection(client: weaviate.WeaviateClient, settings: Settings, name:
         replication_config=Configure.replication(factor=cfg.replication_factor),
     )
     return collection(client, settings, name)
+
+
+def add_missing_properties(collection) -> list[str]:
+    """Add the schema properties a collection made before them lacks (no backfill: an absent
+    value is what those chunks were loaded with). Returns the names added."""
+    present = {p.name for p in collection.config.get().properties}
+    missing = [(n, t) for n, t in PROPERTIES if n not in present]
+    for name, data_type in missing:
+        collection.config.add_property(Property(name=name, data_type=data_type, skip_vectorization=True))
+    if missing:
+        log.info("%s: added %s", collection.name, [n for n, _ in missing])
+    return [n for n, _ in missing]
 
 
 def migrate_lexical(collection, settings: Settings) -> int:

@@ -1,0 +1,148 @@
+"""Translation pairs of documents (pipeline/retrieval/pairing.py): the evidence that tells a
+translation from a look-alike, the batch's pairing, the load step's pairing against the real
+Weaviate live collection, and what search lists once documents are paired."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from weaviate.util import generate_uuid5
+
+from pipeline.retrieval import pairing
+from pipeline.retrieval.fusion import Candidate, FusionParams, document_key, fuse, group_translations
+from pipeline.stores import vector_store
+
+BAR = 0.83
+rng = np.random.default_rng(7)
+
+
+def unit_rows(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def document(count: int) -> np.ndarray:
+    """A document's chunk vectors: unrelated to each other (near-orthogonal in 64 dimensions)."""
+    return unit_rows(rng.standard_normal((count, 64)))
+
+
+def translated(original: np.ndarray, noise: float = 0.15) -> np.ndarray:
+    """Each chunk's translation: its vector moved a little (cosine about 0.98)."""
+    return unit_rows(original + noise / np.sqrt(original.shape[1]) * rng.standard_normal(original.shape))
+
+
+def look_alike(original: np.ndarray, length: int, at: dict[int, int]) -> np.ndarray:
+    """A longer document of its own, a few chunks of which say what ``original``'s chunks say
+    (``at``: its position -> the original's chunk)."""
+    rows = document(length)
+    for mine, theirs in at.items():
+        rows[mine] = translated(original[theirs:theirs + 1])[0]
+    return rows
+
+
+def test_a_translation_is_told_from_a_look_alike_by_whole_documents():
+    original = document(12)
+    full = pairing.evidence(original, translated(original), BAR)
+    assert full.translation and full.matched == 12 and full.density == 1.0
+    # an excerpt (chapter 2 of the original): all of it matched, packed in its stretch
+    excerpt = pairing.evidence(original, translated(original[4:8]), BAR)
+    assert excerpt.translation and excerpt.share_of_smaller == 1.0
+    # a licence of its own that says three things the original says, far apart: the same
+    # chunk-pair cosines as the translation, too few and too scattered
+    alike = pairing.evidence(original, look_alike(original, 30, {0: 0, 14: 5, 29: 11}), BAR)
+    assert alike.matched == 3 and not alike.translation
+    assert alike.density < pairing.DENSITY
+    # a short look-alike: three of its nine chunks match, packed (share of the smaller too low)
+    short = pairing.evidence(original, look_alike(original, 9, {0: 2, 1: 3, 2: 4}), BAR)
+    assert short.matched == 3 and short.share_of_smaller < pairing.SHARE_OF_SMALLER and not short.translation
+    # one matched chunk pair is no more evidence than search has, unless a document is that chunk
+    assert not pairing.evidence(original, look_alike(original, 2, {0: 3}), BAR).translation
+    assert pairing.evidence(original, translated(original[3:4]), BAR).translation
+    assert not pairing.evidence(original, document(12), BAR).translation
+
+
+def objects_of(doc_id: str, sha: str, lang: str, vectors: np.ndarray) -> list[tuple[str, dict, list[float]]]:
+    rows = [{"doc_id": doc_id, "source_sha256": sha, "lang": lang, "chunk_index": i, "text": f"{doc_id} chunk {i}"}
+            for i in range(len(vectors))]
+    return [(str(generate_uuid5(f"{doc_id}@{sha}:{p['chunk_index']}")), p, v.tolist()) for p, v in zip(rows, vectors)]
+
+
+def test_a_batch_pairs_its_translations_and_leaves_look_alikes_alone():
+    original = document(12)
+    objects = (objects_of("guide-en", "a" * 64, "en", original)
+               + objects_of("guide-de", "b" * 64, "de", translated(original))
+               + objects_of("licence-zh", "c" * 64, "zh", look_alike(original, 30, {0: 0, 14: 5, 29: 11}))
+               + objects_of("notice-ja", "d" * 64, "ja", translated(original[3:4])))  # one chunk, one sample
+    paired = {p["doc_id"]: p["paired_documents"] for _, p, _ in pairing.with_partners(objects, BAR)}
+    en, de, zh, ja = (document_key({"doc_id": d, "source_sha256": s * 64}) for d, s in
+                      (("guide-en", "a"), ("guide-de", "b"), ("licence-zh", "c"), ("notice-ja", "d")))
+    assert paired == {"guide-en": [en, de, ja], "guide-de": [de, en, ja], "licence-zh": [zh], "notice-ja": [ja, de, en]}
+
+
+def test_the_load_step_pairs_a_new_document_with_its_translation_in_the_live_collection(settings, weaviate_server):
+    """The real server: the batch's German guide finds its English original among the live
+    chunks (other-language neighbours, then all its chunks read back), not the Chinese
+    look-alike, nor the older version of itself that the batch replaces."""
+    from pipeline.publish.load import with_partners
+
+    name = "RosettaPairingLive"
+    if weaviate_server.collections.exists(name):
+        weaviate_server.collections.delete(name)
+    live = vector_store.ensure_collection(weaviate_server, settings, name)
+    original = document(12)
+    vector_store.insert_objects(live, objects_of("guide-en", "a" * 64, "en", original)
+                                + objects_of("licence-zh", "c" * 64, "zh", look_alike(original, 30, {0: 0, 14: 5, 29: 11}))
+                                + objects_of("guide-de", "0" * 64, "de", translated(original)), settings)
+    batch = objects_of("guide-de", "b" * 64, "de", translated(original))
+    paired = {tuple(p["paired_documents"]) for _, p, _ in with_partners(batch, live, settings)}
+    assert paired == {("guide-de@" + "b" * 16, "guide-en@" + "a" * 16)}
+    weaviate_server.collections.delete(name)
+
+
+def chunk(uuid: str, lang: str, doc: str, vector: np.ndarray, similarity: float, paired: list[str] | None) -> Candidate:
+    properties = {"lang": lang, "doc_id": doc, "source_sha256": doc * 4}
+    if paired is not None:
+        properties["paired_documents"] = [document_key(properties), *paired]
+    return Candidate(uuid, properties, vector, similarity)
+
+
+def test_search_lists_only_chunks_of_paired_documents():
+    """The Arphic licence's Chinese translation joins the English clause it translates; Mulan
+    PSL's clause, as close to it, does not: its document was weighed at load and found no
+    translation. Chunks loaded before pairing still group on similarity alone."""
+    params = FusionParams(lexical_weight=0.1, lexical_rank_offset=1, group_similarity=0.7)
+    v = unit_rows(np.array([[1, 0, 0], [1, 0.1, 0], [1, 0, 0.1]], dtype=np.float32))
+    arphic_zh = document_key({"doc_id": "arphic-zh", "source_sha256": "arphic-zh" * 4})
+    arphic_en = document_key({"doc_id": "arphic-en", "source_sha256": "arphic-en" * 4})
+    ranked = [chunk("en", "en", "arphic-en", v[0], 0.9, [arphic_zh]),
+              chunk("mulan", "zh", "mulan", v[1], 0.85, []),
+              chunk("zh", "zh", "arphic-zh", v[2], 0.8, [arphic_en])]
+    groups = group_translations(fuse(ranked, params), "en", "en", params)
+    assert [sorted(c.uuid for c in g.members) for g in groups] == [["en", "zh"], ["mulan"]]
+    legacy = [chunk(c.uuid, c.lang, c.doc_id, c.vector, c.similarity, None) for c in ranked]
+    groups = group_translations(fuse(legacy, params), "en", "en", params)
+    assert [sorted(c.uuid for c in g.members) for g in groups] == [["en", "mulan"], ["zh"]]
+    # paired by the later document alone (the earlier one was loaded before its translation)
+    one_sided = [chunk("en", "en", "arphic-en", v[0], 0.9, []), ranked[1], ranked[2]]
+    groups = group_translations(fuse(one_sided, params), "en", "en", params)
+    assert [sorted(c.uuid for c in g.members) for g in groups] == [["en", "zh"], ["mulan"]]
+
+
+def test_a_collection_made_before_pairing_gets_the_property(settings, weaviate_server):
+    name = "RosettaPairingLegacy"
+    if weaviate_server.collections.exists(name):
+        weaviate_server.collections.delete(name)
+    from weaviate.classes.config import Configure, Property
+
+    weaviate_server.collections.create(
+        name, properties=[Property(name=n, data_type=t) for n, t in vector_store.PROPERTIES if n != "paired_documents"],
+        vector_config=Configure.Vectors.self_provided())
+    legacy = weaviate_server.collections.get(name)
+    assert vector_store.add_missing_properties(legacy) == ["paired_documents"]
+    assert vector_store.add_missing_properties(legacy) == []
+    weaviate_server.collections.delete(name)
+
+
+@pytest.mark.parametrize("count", [1, 5, 40])
+def test_a_document_is_sampled_evenly_and_whole_when_short(count):
+    rows = pairing.sampled(count)
+    assert rows[0] == 0 and rows[-1] == count - 1 and len(rows) == min(count, pairing.SAMPLED_CHUNKS)
