@@ -10,7 +10,8 @@ collection made by pipeline.stores.vector_store.ensure_collection; the baseline 
 ``collection.batch.fixed_size`` with the same batch size into a collection with the same
 schema. Runs alternate to spread machine noise; the ratio is what to read.
 The gate's overhead is pipeline.publish.qa.run_gate on a staged batch of that many chunks,
-reported as a fraction of Rosetta's load time.
+reported as a fraction of Rosetta's load time, and so is the load step's pairing of translations
+(pipeline.publish.load.with_partners) for a new batch of as many chunks against that collection.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def main() -> None:
     discovery.write_manifest(settings, batch_id, "corpus_refresh", docs, [])
     for doc in docs:
         runner.process_document(DocRef(batch_id=batch_id, doc_id=doc.doc_id), settings)
-    from pipeline.publish.load import batch_objects
+    from pipeline.publish.load import batch_objects, with_partners
 
     real = batch_objects(Workspace(settings, batch_id), [d.doc_id for d in docs])
     rng = np.random.default_rng(7)
@@ -111,6 +112,11 @@ def main() -> None:
         started = time.perf_counter()
         report = qa.run_gate("bench-gate", sorted({p["doc_id"] for _, p, _ in objects}), settings)
         gate_s = time.perf_counter() - started
+        # Pairing a new batch of as many chunks against that collection as the live one.
+        batch = make_objects("BenchPairing")
+        started = time.perf_counter()
+        with_partners(batch, staged, settings)
+        pairing_s = time.perf_counter() - started
         for name in (gate_batch, staging):
             client.collections.delete(name)
 
@@ -119,6 +125,8 @@ def main() -> None:
           f"{np.median(plain_rates):.0f} objects/s, ratio {ratio:.2f}")
     print(f"QA gate on {len(objects)} chunks ({report['sample_size']} sampled): {gate_s:.1f} s = "
           f"{gate_s / load_s:.0%} of the load's {load_s:.1f} s")
+    print(f"Pairing {len(batch)} chunks of {len({p['doc_id'] for _, p, _ in batch})} documents against "
+          f"{len(objects)} live chunks: {pairing_s:.1f} s = {pairing_s / load_s:.0%} of the load's {load_s:.1f} s")
 
 
 if __name__ == "__main__":

@@ -29,11 +29,14 @@ from another document); and
 copies (the same text in another document, ``fusion.is_copy``): listed under a hit, and
 shown as a hit of their own below a hit that holds the text.
 
+The documents of a set are paired as the load step pairs a batch (pipeline/retrieval/pairing.py);
+``--unpaired`` groups them as chunks loaded before pairing (similarity alone), the baseline.
+
 ``--worst-case`` times the grouping alone on seventy chunks of one language from seventy
 documents, close in meaning and sharing no text (one template filled seventy times: every
 pair is checked for a copy), against the same chunks spread over five languages.
 
-    .venv/bin/python benchmarks/bench_translation_groups.py [--sets tune measure legal] [--worst-case]
+    .venv/bin/python benchmarks/bench_translation_groups.py [--sets tune measure legal] [--unpaired] [--worst-case]
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ from fetch_sample_corpus import package_file, unpack_documents, write_page_subse
 from pipeline.config import Settings, get_settings  # noqa: E402
 from pipeline.embedding.embedders import get_embedder  # noqa: E402
 from pipeline.retrieval.evaluation import aligned, encode_cached  # noqa: E402
+from pipeline.retrieval import pairing  # noqa: E402
 from pipeline.retrieval.fusion import Candidate, FusionParams, fuse, group_translations, is_copy  # noqa: E402
 from pipeline.retrieval.retriever import fusion_params  # noqa: E402
 from pipeline.stages import chunk, extract, language, structure  # noqa: E402
@@ -118,12 +122,15 @@ def section(c: Candidate, family: dict[str, str]) -> tuple[str, str] | None:
     return (family_of(c, family), number_key(numbers[0])) if numbers else None
 
 
-def score(chunks: list[dict], settings: Settings, family: dict[str, str]) -> dict[str, float]:
+def score(chunks: list[dict], settings: Settings, family: dict[str, str], paired: bool = True) -> dict[str, float]:
     embedder = get_embedder(settings.embedding.model, settings.embedding.batch_size)
     params = fusion_params(settings, embedder.name)
     vectors = aligned(settings, embedder, encode_cached(settings, embedder, [c["text"] for c in chunks]),
                       [c["lang"] for c in chunks])
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    if paired:  # as the load step pairs a batch of these documents
+        chunks = [p for _, p, _ in pairing.with_partners([(str(i), c, vectors[i]) for i, c in enumerate(chunks)],
+                                                           params.group_similarity)]
     asked = queries_of(chunks)
     query_vectors = aligned(settings, embedder, encode_cached(settings, embedder, [q["text"] for q in asked], query=True),
                             [q["lang"] for q in asked])
@@ -191,6 +198,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", nargs="+", choices=("tune", "measure", "legal"), default=["tune", "measure", "legal"])
     parser.add_argument("--worst-case", action="store_true", help="time the grouping alone (see above) and stop")
+    parser.add_argument("--unpaired", action="store_true",
+                        help="group as for chunks loaded before document pairing (similarity alone)")
     args = parser.parse_args()
     if args.worst_case:
         worst_case()
@@ -202,7 +211,7 @@ def main() -> int:
             pdfs = fetch_legal() if name == "legal" else guide_pdfs(name, Path(tmp))
             chunks = chunks_of(pdfs, settings)
         family = LEGAL_FAMILIES if name == "legal" else dict.fromkeys(pdfs, "maint-guide")
-        f = score(chunks, settings, family)
+        f = score(chunks, settings, family, paired=not args.unpaired)
         print(f"  {f['queries']} queries, {f['hits']} numbered hits in the top {TOP}: {f['listed']} translations listed, "
               f"{f['other_section']} of another section, {f['other_document']} of another document; "
               f"recall {f['recall']:.3f} ({f['covered']} of {f['available']} languages); "
