@@ -4,6 +4,8 @@ Weaviate live collection, and what search lists once documents are paired."""
 
 from __future__ import annotations
 
+import argparse
+
 import numpy as np
 import pytest
 from weaviate.util import generate_uuid5
@@ -146,3 +148,33 @@ def test_a_collection_made_before_pairing_gets_the_property(settings, weaviate_s
 def test_a_document_is_sampled_evenly_and_whole_when_short(count):
     rows = pairing.sampled(count)
     assert rows[0] == 0 and rows[-1] == count - 1 and len(rows) == min(count, pairing.SAMPLED_CHUNKS)
+
+
+def test_a_collection_loaded_before_pairing_is_paired_in_place(settings, weaviate_server, capsys):
+    """`rosetta pairs --refresh`: every live document weighed against the rest from its stored
+    vectors, its chunks rewritten with their partners (same uuids, same vectors), and the
+    listing that `rosetta pairs` prints."""
+    from pipeline.cli.retrieval import cmd_pairs
+    from pipeline.publish.load import live_pairs, pair_live_documents
+
+    live = vector_store.ensure_collection(weaviate_server, settings, settings.weaviate.collection)
+    original = document(12)
+    legacy = (objects_of("guide-en", "a" * 64, "en", original)
+              + objects_of("guide-de", "b" * 64, "de", translated(original))
+              + objects_of("licence-zh", "c" * 64, "zh", look_alike(original, 30, {0: 0, 14: 5, 29: 11})))
+    for _, properties, _ in legacy:
+        properties["source_path"] = f"/corpus/{properties['doc_id']}.pdf"
+    vector_store.insert_objects(live, legacy, settings)
+    assert [(r["document"], r["partners"], r["weighed"]) for r in live_pairs(settings)] == [
+        ("/corpus/guide-de.pdf", [], False), ("/corpus/guide-en.pdf", [], False), ("/corpus/licence-zh.pdf", [], False)]
+    assert pair_live_documents(settings) == {"documents": 3, "paired": 2, "chunks": 54}
+    assert [(r["document"], r["partners"], r["weighed"]) for r in live_pairs(settings)] == [
+        ("/corpus/guide-de.pdf", ["/corpus/guide-en.pdf"], True), ("/corpus/guide-en.pdf", ["/corpus/guide-de.pdf"], True),
+        ("/corpus/licence-zh.pdf", [], True)]
+    stored = {u: v for u, _, v in vector_store.iterate_objects(live)}
+    assert stored.keys() == {u for u, _, _ in legacy}
+    assert all(np.allclose(stored[u], v, atol=1e-6) for u, _, v in legacy)
+    assert cmd_pairs(argparse.Namespace(refresh=False, json=False)) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "[de] /corpus/guide-de.pdf", "    = /corpus/guide-en.pdf", "[en] /corpus/guide-en.pdf",
+        "    = /corpus/guide-de.pdf", "[zh] /corpus/licence-zh.pdf", "3 document(s), 2 paired with a translation"]

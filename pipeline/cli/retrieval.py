@@ -1,6 +1,7 @@
-"""CLI commands for retrieval: ``search``, and ``eval`` on the five-language golden set.
+"""CLI commands for retrieval: ``search``, ``pairs`` (which documents translate each other),
+and ``eval`` on the five-language golden set.
 
-``register(subparsers)`` adds ``search`` to the ``rosetta`` parser (pipeline/cli/main.py);
+``register(subparsers)`` adds ``search`` and ``pairs`` to the ``rosetta`` parser (pipeline/cli/main.py);
 ``rosetta eval`` (pipeline/cli/anchors.py) hands a retrieval golden set to ``cmd_eval``.
 Both call pipeline/retrieval, the same code as the Python API.
 """
@@ -35,6 +36,31 @@ def cmd_search(args: argparse.Namespace) -> int:
             print(f"       = [{t['lang']}] {t['source']} p.{t['page']} (similarity {t['similarity']:.3f})")
         for c in hit["copies"]:
             print(f"       ≈ [{c['lang']}] {c['source']} p.{c['page']} (the same text; similarity {c['similarity']:.3f})")
+    return 0
+
+
+def cmd_pairs(args: argparse.Namespace) -> int:
+    """Which live documents translate each other (what search lists under a hit), or, with
+    --refresh, pair every live document afresh from its stored vectors."""
+    from pipeline.publish.load import live_pairs, pair_live_documents
+
+    settings = get_settings()
+    if args.refresh:
+        summary = pair_live_documents(settings, report=print)
+        print(f"{summary['documents']} document(s) weighed, {summary['paired']} paired with another; "
+              f"{summary['chunks']} chunk(s) rewritten")
+        return 0
+    rows = live_pairs(settings)
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False, indent=1))
+        return 0
+    for row in rows:
+        print(f"[{row['lang']}] {row['document']}")
+        for partner in row["partners"]:
+            print(f"    = {partner}")
+    unweighed = sum(not row["weighed"] for row in rows)
+    print(f"{len(rows)} document(s), {sum(bool(row['partners']) for row in rows)} paired with a translation"
+          + (f"; {unweighed} loaded before pairing (`rosetta pairs --refresh` weighs them)" if unweighed else ""))
     return 0
 
 
@@ -106,7 +132,7 @@ def bars(figures: dict[str, Any]) -> dict[str, bool]:
 
 
 def register(subparsers) -> None:
-    """Add ``search`` to the rosetta command line."""
+    """Add ``search`` and ``pairs`` to the rosetta command line."""
     p = subparsers.add_parser("search", help="top passages for a question in any language, translations collapsed")
     p.add_argument("query")
     p.add_argument("--lang", help="only chunks in this language")
@@ -114,3 +140,8 @@ def register(subparsers) -> None:
     p.add_argument("--mode", choices=["hybrid", "vector"], default="hybrid", help="vector: the vector leg alone")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_search)
+    p = subparsers.add_parser("pairs", help="which loaded documents translate each other (search lists them together)")
+    p.add_argument("--refresh", action="store_true",
+                   help="pair every live document afresh from its stored vectors (no re-embedding)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_pairs)

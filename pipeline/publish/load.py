@@ -8,9 +8,10 @@ Idempotent: the uuids are deterministic, so a retried load overwrites what it wr
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from weaviate.classes.query import Filter
@@ -68,6 +69,51 @@ def with_partners(objects: list[tuple[str, dict[str, Any], list[float]]], live, 
         return np.asarray([v for _, v in rows], dtype=np.float32)
 
     return pairing.with_partners(objects, bar, live_neighbours, live_vectors)
+
+
+def pair_live_documents(settings: Settings, report: Callable[[str], None] = log.info) -> dict[str, int]:
+    """Pair every document of the live collection afresh, one at a time against the rest, from
+    its stored vectors, and rewrite its chunks' ``paired_documents`` in place (same uuid, same
+    vector): how a collection loaded before pairing gets paired without embedding it again.
+    Idempotent; ``report`` gets a line per 50 documents."""
+    with vector_store.connect(settings) as client:
+        if not client.collections.exists(settings.weaviate.collection):
+            return {"documents": 0, "paired": 0, "chunks": 0}
+        live = vector_store.live_collection(client, settings)
+        vector_store.check_embedder(live, settings)
+        doc_ids = sorted({p["doc_id"] for _, p, _ in vector_store.iterate_objects(live, include_vector=False)})
+        paired = chunks = 0
+        for done, doc_id in enumerate(doc_ids, 1):
+            objects = with_partners(list(vector_store.iterate_objects(live, [doc_id])), live, settings)
+            vector_store.insert_objects(live, objects, settings)
+            paired += len(objects[0][1]["paired_documents"]) > 1 if objects else 0
+            chunks += len(objects)
+            if done % 50 == 0:
+                report(f"{done} of {len(doc_ids)} document(s) weighed, {paired} translate another")
+    return {"documents": len(doc_ids), "paired": paired, "chunks": chunks}
+
+
+def live_pairs(settings: Settings) -> list[dict[str, Any]]:
+    """Every live document (its source path, key and most frequent chunk language), the source
+    paths of the documents paired with it, and whether it was weighed itself (False: loaded
+    before pairing; a document loaded later may still have paired with it)."""
+    found: dict[str, dict[str, Any]] = {}
+    with vector_store.connect(settings) as client:
+        if not client.collections.exists(settings.weaviate.collection):
+            return []
+        live = vector_store.live_collection(client, settings)
+        for _, p, _ in vector_store.iterate_objects(live, include_vector=False):
+            row = found.setdefault(document_key(p), {"document": p.get("source_path", ""), "key": document_key(p),
+                                                     "langs": Counter(), "listed": p.get("paired_documents")})
+            row["langs"][p.get("lang", "")] += 1
+    rows = []
+    for key, row in sorted(found.items(), key=lambda item: item[1]["document"]):
+        # either side's list pairs two documents (a document loaded earlier does not list a later one)
+        partners = sorted(other["document"] for other_key, other in found.items() if other_key != key
+                          and (other_key in (row["listed"] or ()) or key in (other["listed"] or ())))
+        rows.append({"document": row["document"], "key": key, "lang": row["langs"].most_common(1)[0][0],
+                     "partners": partners, "weighed": row["listed"] is not None})
+    return rows
 
 
 def loadable_doc_ids(results: list[dict[str, Any]]) -> list[str]:
