@@ -39,6 +39,13 @@ def live_docs(client, settings) -> dict[str, list[str]]:
     return found
 
 
+def paired_keys(client, settings, other_than: str = "") -> set[str]:
+    """The document keys the live chunks (of documents other than ``other_than``) list as partners."""
+    collection = client.collections.get(settings.weaviate.collection)
+    return {key for _, props, _ in vector_store.iterate_objects(collection, include_vector=False)
+            if props["doc_id"] != other_than for key in props.get("paired_documents") or ()}
+
+
 def files_holding(settings, client, sentences: list[bytes]) -> dict[str, int]:
     """Every file under the data root and the Weaviate server's data folder (in the suite, the
     server shared by every module keeps its files under the first module's data root) holding
@@ -89,11 +96,17 @@ def test_after_forget_nothing_under_the_data_root_holds_its_text(ingested, setti
     assert any(p.startswith("weaviate/") for p in before) and any(p.startswith("batches/") for p in before)
     assert any(p.startswith("mlartifacts/") for p in before)
     chunks = len(live_docs(weaviate_server, settings)[ingested["target"]])
+    # the German regulation was paired with it as its translation when loaded: its chunks name
+    # the document by id and source sha256 prefix (pipeline/retrieval/pairing.py)
+    key = f"{ingested['target']}@{DocumentRegistry(settings.document_registry_path).get(ingested['target']).sha256[:16]}"
+    assert key in paired_keys(weaviate_server, settings, other_than=ingested["target"])
     out = cli("forget", ingested["target"], "--reason", "data-subject erasure request #42", "--json")
     report = json.loads(out)
     assert sum(report["weaviate"]["objects_deleted"].values()) == chunks
     assert files_holding(settings, weaviate_server, sentences) == {}
     assert ingested["target"] not in live_docs(weaviate_server, settings)
+    assert key not in paired_keys(weaviate_server, settings)
+    assert [p for p in files_holding(settings, weaviate_server, [key.encode()]) if p.startswith(("weaviate/", "batches/"))] == []
     assert not [p for p in (settings.data_root / "batches").rglob(f"{ingested['target']}.*")]
     registry = DocumentRegistry(settings.document_registry_path)
     row = registry.get(ingested["target"])
@@ -142,3 +155,15 @@ def test_anchor_audit_says_no_anchor_set_is_built_from_documents(ingested, setti
     assert found["affected"] == {}
     assert found["sources"] and all("document" not in kinds for kinds in found["sources"].values())
     assert "no anchor set is built from ingested documents" in found["verdict"]
+
+
+def test_a_backup_of_another_documents_chunks_loses_the_erased_documents_key():
+    """replaced_chunks.json of a later batch may hold a partner's chunks, which list the erased
+    document's key (doc_id and source sha256 prefix) among their translations."""
+    from pipeline.batch.erasure import _scrub
+
+    backup = [{"uuid": "u1", "properties": {"doc_id": "other", "paired_documents": ["other@aa", "subject@bb"]}},
+              {"uuid": "u2", "properties": {"doc_id": "subject", "paired_documents": ["subject@bb"]}}]
+    scrubbed, removed = _scrub(backup, "subject")
+    assert scrubbed == [{"uuid": "u1", "properties": {"doc_id": "other", "paired_documents": ["other@aa"]}}]
+    assert removed == 2

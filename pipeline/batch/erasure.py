@@ -51,12 +51,13 @@ def resolve(registry: DocumentRegistry, target: str) -> DocumentRow:
 def _scrub(value: Any, doc_id: str) -> tuple[Any, int]:
     """``value`` without anything that belongs to the document: objects carrying its doc_id
     (also as properties.doc_id), keys that are its id or its chunk ids, list items equal to
-    its id. Returns the scrubbed value and how many things were removed."""
+    its id or its document key (``fusion.document_key``, doc_id@sha256 prefix). Returns the
+    scrubbed value and how many things were removed."""
     removed = 0
 
     def mine(item: Any) -> bool:
-        if isinstance(item, str):
-            return item == doc_id
+        if isinstance(item, str):  # its id, or its key in another chunk's paired_documents
+            return item == doc_id or item.startswith(f"{doc_id}@")
         if isinstance(item, dict):
             return item.get("doc_id") == doc_id or (isinstance(item.get("properties"), dict)
                                                     and item["properties"].get("doc_id") == doc_id)
@@ -118,7 +119,8 @@ def _batch_id(root: Path) -> str:
 
 def erase_from_weaviate(settings: Settings, doc_id: str) -> dict[str, Any]:
     """Delete the document's objects from the live and every staging collection, then rewrite
-    those collections so no segment keeps their bytes."""
+    those collections so no segment keeps their bytes (nor its key, with its source's sha256
+    prefix, in the chunks of the documents it was paired with)."""
     counts: dict[str, int] = {}
     started = time.monotonic()
     with vector_store.connect(settings) as client:
@@ -128,7 +130,7 @@ def erase_from_weaviate(settings: Settings, doc_id: str) -> dict[str, Any]:
             counts[name] = vector_store.delete_document(vector_store.collection(client, settings, name), doc_id)
         deleted_at = time.monotonic()
         kept = {name: rewrite_collection(client, settings, name,
-                                                      settings.data_root / "erasure" / f"rewrite-{name}.json")
+                                         settings.data_root / "erasure" / f"rewrite-{name}.json", doc_id)
                 for name in names}
     return {"objects_deleted": counts, "objects_kept": kept, "delete_s": round(deleted_at - started, 2),
             "rewrite_s": round(time.monotonic() - deleted_at, 2)}
@@ -178,9 +180,10 @@ def forget(settings: Settings, target: str, reason: str) -> dict[str, Any]:
     return report
 
 
-def rewrite_collection(client, settings: Settings, name: str, journal: Path) -> int:
+def rewrite_collection(client, settings: Settings, name: str, journal: Path, doc_id: str) -> int:
     """Copy a collection's objects (uuids, properties, vectors) into a fresh collection, drop the
-    old one, and copy them back under the old name; returns the objects kept.
+    old one, and copy them back under the old name; returns the objects kept. The copies leave
+    the erased document's key out of every ``paired_documents``.
 
     Weaviate keeps a deleted object's bytes in older LSM segments and the write-ahead log until
     compaction; dropping the collection removes its files, so afterwards no bytes of deleted
@@ -195,7 +198,8 @@ def rewrite_collection(client, settings: Settings, name: str, journal: Path) -> 
     if state.get("copied") != copy:
         if client.collections.exists(copy):
             client.collections.delete(copy)
-        objects = list(vector_store.iterate_objects(client.collections.get(name)))
+        objects = [(u, _without_key(p, doc_id), v)
+                   for u, p, v in vector_store.iterate_objects(client.collections.get(name))]
         vector_store.insert_objects(vector_store.ensure_collection(client, settings, copy), objects, settings)
         journal.parent.mkdir(parents=True, exist_ok=True)
         journal.write_text(json.dumps({"collection": name, "copied": copy, "objects": len(objects)}))
@@ -206,3 +210,10 @@ def rewrite_collection(client, settings: Settings, name: str, journal: Path) -> 
     client.collections.delete(copy)
     journal.unlink()
     return len(kept)
+
+
+def _without_key(properties: dict[str, Any], doc_id: str) -> dict[str, Any]:
+    paired = properties.get("paired_documents")
+    if not paired:
+        return properties
+    return {**properties, "paired_documents": [k for k in paired if not k.startswith(f"{doc_id}@")]}
