@@ -45,7 +45,6 @@ def with_partners(objects: list[tuple[str, dict[str, Any], list[float]]], live, 
     (whose chunks of the batch's own documents, about to be replaced, are left out)."""
     batch_doc_ids = {p["doc_id"] for _, p, _ in objects}
     listed = ["doc_id", "source_sha256", "chunk_index"]
-
     bar = fusion_params(settings, settings.embedding.model).group_similarity
 
     def nearest(vector: np.ndarray, lang: str) -> list[str]:
@@ -106,14 +105,16 @@ def live_pairs(settings: Settings) -> list[dict[str, Any]]:
             row = found.setdefault(document_key(p), {"document": p.get("source_path", ""), "key": document_key(p),
                                                      "langs": Counter(), "listed": p.get("paired_documents")})
             row["langs"][p.get("lang", "")] += 1
-    rows = []
-    for key, row in sorted(found.items(), key=lambda item: item[1]["document"]):
-        # either side's list pairs two documents (a document loaded earlier does not list a later one)
-        partners = sorted(other["document"] for other_key, other in found.items() if other_key != key
-                          and (other_key in (row["listed"] or ()) or key in (other["listed"] or ())))
-        rows.append({"document": row["document"], "key": key, "lang": row["langs"].most_common(1)[0][0],
-                     "partners": partners, "weighed": row["listed"] is not None})
-    return rows
+    # either side's list pairs two documents (a document loaded earlier does not list a later one)
+    partners: dict[str, set[str]] = {key: set() for key in found}
+    for key, row in found.items():
+        for other in row["listed"] or ():
+            if other != key and other in found:
+                partners[key].add(other)
+                partners[other].add(key)
+    return [{"document": row["document"], "key": key, "lang": row["langs"].most_common(1)[0][0],
+             "partners": sorted(found[k]["document"] for k in partners[key]), "weighed": row["listed"] is not None}
+            for key, row in sorted(found.items(), key=lambda item: item[1]["document"])]
 
 
 def loadable_doc_ids(results: list[dict[str, Any]]) -> list[str]:

@@ -10,11 +10,12 @@ chunks scattered over a longer text (docs/benchmarks.md, "Translation pairs of d
 ``PairEvidence`` reads that from two documents' aligned chunk vectors. ``pair_batch`` runs at
 load time: for every document of the batch it finds candidate documents among the live
 collection and the batch (other-language neighbours of a sample of its chunks, at the group
-bar or above), weighs each candidate's evidence, and returns the keys of those that translate it. The load step stores
-them on every chunk of the document (``paired_documents``, its own key first), and search
-lists as translations only chunks of paired documents (``fusion.group_translations``). A key
-names the document's content (``fusion.document_key``: doc_id and source sha256), so a
-reprocessed document is paired afresh and a stale key matches nothing.
+bar or above), weighs each candidate's evidence, and returns the keys of those that
+translate it. The load step stores them on every chunk of the document
+(``paired_documents``, its own key first), and search lists as translations only chunks of
+paired documents (``fusion.group_translations``). A key names the document's content
+(``fusion.document_key``: doc_id and source sha256), so a reprocessed document is paired
+afresh and a stale key matches nothing.
 """
 
 from __future__ import annotations
