@@ -67,13 +67,13 @@ def evidence(first: np.ndarray, second: np.ndarray, bar: float) -> PairEvidence:
         return PairEvidence(0, 0.0, 0.0)
     similarity = first @ second.T
     best_in_second, best_in_first = similarity.argmax(axis=1), similarity.argmax(axis=0)
-    mine = [(i, int(j)) for i, j in enumerate(best_in_second)
-            if best_in_first[j] == i and similarity[i, j] >= bar]
-    if not mine:
+    matched = [(i, int(j)) for i, j in enumerate(best_in_second)
+               if best_in_first[j] == i and similarity[i, j] >= bar]
+    if not matched:
         return PairEvidence(0, 0.0, 0.0)
-    rows, columns = zip(*mine)
+    rows, columns = zip(*matched)
     span = max(max(rows) - min(rows), max(columns) - min(columns)) + 1
-    return PairEvidence(len(mine), len(mine) / min(len(first), len(second)), len(mine) / span)
+    return PairEvidence(len(matched), len(matched) / min(len(first), len(second)), len(matched) / span)
 
 
 @dataclass
