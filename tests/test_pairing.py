@@ -167,6 +167,8 @@ def test_a_collection_loaded_before_pairing_is_paired_in_place(settings, weaviat
     vector_store.insert_objects(live, legacy, settings)
     assert [(r["document"], r["partners"], r["weighed"]) for r in live_pairs(settings)] == [
         ("/corpus/guide-de.pdf", [], False), ("/corpus/guide-en.pdf", [], False), ("/corpus/licence-zh.pdf", [], False)]
+    # one document at a time against the rest of the live collection, then all three as one group
+    assert pair_live_documents(settings, group=1) == {"documents": 3, "paired": 2, "chunks": 54}
     assert pair_live_documents(settings) == {"documents": 3, "paired": 2, "chunks": 54}
     assert [(r["document"], r["partners"], r["weighed"]) for r in live_pairs(settings)] == [
         ("/corpus/guide-de.pdf", ["/corpus/guide-en.pdf"], True), ("/corpus/guide-en.pdf", ["/corpus/guide-de.pdf"], True),

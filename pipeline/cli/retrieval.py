@@ -47,8 +47,7 @@ def cmd_pairs(args: argparse.Namespace) -> int:
     settings = get_settings()
     if args.refresh:
         summary = pair_live_documents(settings, report=print)
-        print(f"{summary['documents']} document(s) weighed, {summary['paired']} paired with another; "
-              f"{summary['chunks']} chunk(s) rewritten")
+        print(f"{summary['chunks']} chunk(s) of {summary['documents']} document(s) rewritten")
         return 0
     rows = live_pairs(settings)
     if args.json:

@@ -70,26 +70,30 @@ def with_partners(objects: list[tuple[str, dict[str, Any], list[float]]], live, 
     return pairing.with_partners(objects, bar, live_neighbours, live_vectors)
 
 
-def pair_live_documents(settings: Settings, report: Callable[[str], None] = log.info) -> dict[str, int]:
-    """Pair every document of the live collection afresh, one at a time against the rest, from
-    its stored vectors, and rewrite its chunks' ``paired_documents`` in place (same uuid, same
-    vector): how a collection loaded before pairing gets paired without embedding it again.
-    Idempotent; ``report`` gets a line per 50 documents."""
+def pair_live_documents(settings: Settings, report: Callable[[str], None] = log.info,
+                        group: int = 50) -> dict[str, int]:
+    """Pair every document of the live collection afresh from its stored vectors, ``group``
+    documents at a time, each group as a batch against the rest, and rewrite their chunks'
+    ``paired_documents`` in place (same uuid, same vector): how a collection loaded before
+    pairing gets paired without embedding it again. Idempotent; ``report`` gets a line per
+    group."""
     with vector_store.connect(settings) as client:
         if not client.collections.exists(settings.weaviate.collection):
             return {"documents": 0, "paired": 0, "chunks": 0}
         live = vector_store.live_collection(client, settings)
         vector_store.check_embedder(live, settings)
         doc_ids = sorted({p["doc_id"] for _, p, _ in vector_store.iterate_objects(live, include_vector=False)})
-        paired = chunks = 0
-        for done, doc_id in enumerate(doc_ids, 1):
-            objects = with_partners(list(vector_store.iterate_objects(live, [doc_id])), live, settings)
+        paired: set[str] = set()
+        chunks = 0
+        for start in range(0, len(doc_ids), group):
+            objects = with_partners(list(vector_store.iterate_objects(live, doc_ids[start:start + group])),
+                                    live, settings)
             vector_store.insert_objects(live, objects, settings)
-            paired += len(objects[0][1]["paired_documents"]) > 1 if objects else 0
+            paired |= {p["doc_id"] for _, p, _ in objects if len(p["paired_documents"]) > 1}
             chunks += len(objects)
-            if done % 50 == 0:
-                report(f"{done} of {len(doc_ids)} document(s) weighed, {paired} translate another")
-    return {"documents": len(doc_ids), "paired": paired, "chunks": chunks}
+            report(f"{min(start + group, len(doc_ids))} of {len(doc_ids)} document(s) weighed, "
+                   f"{len(paired)} translate another")
+    return {"documents": len(doc_ids), "paired": len(paired), "chunks": chunks}
 
 
 def live_pairs(settings: Settings) -> list[dict[str, Any]]:
