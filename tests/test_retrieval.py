@@ -139,6 +139,24 @@ def test_the_same_text_in_another_document_is_a_copy_under_the_hit():
     assert is_copy(ranked[2], ranked[2]) and not is_copy(ranked[2], ranked[3])
 
 
+def test_the_same_chinese_text_in_traditional_characters_is_a_copy():
+    """A regulation published in simplified and in traditional Chinese is one text: the
+    traditional edition collapses under the simplified hit (the Arphic licence's opening)."""
+    def chunk(uuid, doc, text, similarity):
+        return Candidate(uuid, {"lang": "zh", "doc_id": doc, "text": text}, unit(1, 0, 0), similarity)
+
+    simplified = chunk("s", "arphic-simplified", "文鼎公众授权书。著作权所有(C) 1999 文鼎科技开发股份有限公司。"
+                                                 "除非以下规定，保留所有权利。任何人均可重制及散布本授权书的复制品。", 0.9)
+    traditional = chunk("t", "arphic-traditional", "文鼎公眾授權書。著作權所有(C) 1999 文鼎科技開發股份有限公司。"
+                                                    "除非以下規定，保留所有權利。任何人均可重製及散布本授權書的複製品。", 0.88)
+    assert is_copy(simplified, traditional)
+    groups = group_translations(fuse([simplified, traditional], PARAMS), "zh", "en", PARAMS)
+    assert [(g.shown.uuid, [c.uuid for c in g.copies]) for g in groups] == [("s", ["t"])]
+    # Japanese kanji are not Chinese: a Japanese chunk is read as written
+    japanese = Candidate("j", {"lang": "ja", "doc_id": "ja", "text": traditional.properties["text"]}, unit(1, 0, 0), 0.8)
+    assert not is_copy(japanese, simplified)
+
+
 def test_clause_numbers_compare_as_translations_print_them():
     assert {number_key(n) for n in ("Article 5", "Artículo 5", "§ 5", "第五条", "第５条", "5.")} == {"5"}
     assert [number_key(n) for n in ("2.3", "§ 6a", "(b)", "第二十三条", "但し書")] == ["2.3", "6a", "b", "23", "但し書"]

