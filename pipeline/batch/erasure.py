@@ -27,6 +27,7 @@ from typing import Any
 from pipeline.alignment.anchor_sets import anchor_sets_using
 from pipeline.config import Settings
 from pipeline.publish import qa
+from pipeline.retrieval.fusion import key_doc_id
 from pipeline.stores import tracking, vector_store
 from pipeline.stores.document_registry import DocumentRegistry, DocumentRow
 from pipeline.workspace import Workspace
@@ -57,7 +58,7 @@ def _scrub(value: Any, doc_id: str) -> tuple[Any, int]:
 
     def mine(item: Any) -> bool:
         if isinstance(item, str):  # its id, or its key in another chunk's paired_documents
-            return item == doc_id or item.startswith(f"{doc_id}@")
+            return item == doc_id or key_doc_id(item) == doc_id
         if isinstance(item, dict):
             return item.get("doc_id") == doc_id or (isinstance(item.get("properties"), dict)
                                                     and item["properties"].get("doc_id") == doc_id)
@@ -216,4 +217,4 @@ def _without_key(properties: dict[str, Any], doc_id: str) -> dict[str, Any]:
     paired = properties.get("paired_documents")
     if not paired:
         return properties
-    return {**properties, "paired_documents": [k for k in paired if not k.startswith(f"{doc_id}@")]}
+    return {**properties, "paired_documents": [k for k in paired if key_doc_id(k) != doc_id]}

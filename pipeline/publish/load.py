@@ -19,7 +19,7 @@ from weaviate.classes.query import Filter
 from pipeline.config import Settings
 from pipeline.contracts import EmbeddedDocument, StageResult
 from pipeline.retrieval import pairing
-from pipeline.retrieval.fusion import document_key
+from pipeline.retrieval.fusion import document_key, key_doc_id
 from pipeline.retrieval.retriever import fusion_params
 from pipeline.stages import EMBED, ENRICH
 from pipeline.stores import vector_store
@@ -64,7 +64,7 @@ def with_partners(objects: list[tuple[str, dict[str, Any], list[float]]], live, 
     @lru_cache(maxsize=64)  # an original is the candidate of each of its translations in the batch
     def live_vectors(key: str) -> np.ndarray:
         rows = sorted((p.get("chunk_index") or 0, v) for _, p, v in
-                      vector_store.iterate_objects(live, [key.rsplit("@", 1)[0]]) if document_key(p) == key)
+                      vector_store.iterate_objects(live, [key_doc_id(key)]) if document_key(p) == key)
         return np.asarray([v for _, v in rows], dtype=np.float32)
 
     return pairing.with_partners(objects, bar, live_neighbours, live_vectors)

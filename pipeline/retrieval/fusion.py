@@ -39,6 +39,11 @@ def document_key(properties: dict[str, Any]) -> str:
     return f"{properties.get('doc_id', '')}@{(properties.get('source_sha256') or '')[:16]}"
 
 
+def key_doc_id(key: str) -> str:
+    """The doc_id of a ``document_key`` (the part before its last "@")."""
+    return key.rsplit("@", 1)[0]
+
+
 @dataclass
 class Candidate:
     uuid: str
