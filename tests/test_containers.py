@@ -19,10 +19,22 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.stages import CONTAINER_STAGES
+
 ROOT = Path(__file__).resolve().parents[1]
 SETUP = ROOT / "scripts" / "podman-setup.sh"
 OCR_PACKAGES = ["rapidocr", "onnxruntime", "opencv-python-headless", "pdfplumber", "pypdfium2"]
 STAGE = "structure"  # the lightest image: pydantic, PyYAML, numpy
+
+
+def docker_requirements():
+    """docker/requirements.py, the per-image requirements, as a module."""
+    sys.path.insert(0, str(ROOT / "docker"))
+    try:
+        import requirements
+    finally:
+        sys.path.pop(0)
+    return requirements
 
 
 def test_stage_requirements_are_derived_from_the_pins():
@@ -32,12 +44,7 @@ def test_stage_requirements_are_derived_from_the_pins():
 
 
 def test_ocr_dependencies_are_only_in_the_extract_image(settings):
-    sys.path.insert(0, str(ROOT / "docker"))
-    try:
-        import requirements as stage_requirements
-    finally:
-        sys.path.pop(0)
-    from pipeline.stages import CONTAINER_STAGES
+    stage_requirements = docker_requirements()
 
     assert {p.stem for p in (ROOT / "docker" / "requirements").glob("*.txt")} == {s.image for s in CONTAINER_STAGES}
     for path in (ROOT / "docker" / "requirements").glob("*.txt"):
@@ -46,6 +53,53 @@ def test_ocr_dependencies_are_only_in_the_extract_image(settings):
         ocr = names & set(OCR_PACKAGES)
         assert ocr == (set(OCR_PACKAGES) if path.stem == "extract" else set()), path.name
     assert [p.name for p in (ROOT / "docker" / "requirements").glob("*.apt")] == ["extract.apt"]
+
+
+def image_site_packages(image: str, target: Path) -> Path:
+    """``target`` filled with links to exactly the installed files of the image's requirements
+    and their dependencies (``Requires-Dist`` without extras, as pip installs them), as a
+    site-packages that holds nothing else."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    from pipeline.stages import images
+
+    stage_requirements = docker_requirements()
+    wanted, todo = set(), [stage_requirements.canonical(n) for n in images()[image]["requirements"]]
+    while todo:
+        name = todo.pop()
+        if name in wanted:
+            continue
+        wanted.add(name)
+        for line in metadata.requires(name) or []:
+            needed = Requirement(line)
+            if needed.marker is None or needed.marker.evaluate({"extra": ""}):
+                todo.append(stage_requirements.canonical(needed.name))
+    for name in wanted:
+        installed = metadata.distribution(name)
+        for file in installed.files or []:
+            source = Path(installed.locate_file(file)).resolve()
+            link = target / file
+            if source.is_file() and not str(file).startswith(".."):  # scripts land outside site-packages
+                link.parent.mkdir(parents=True, exist_ok=True)
+                if not link.exists():
+                    link.symlink_to(source)
+    return target
+
+
+@pytest.mark.parametrize("image", sorted({s.image for s in CONTAINER_STAGES}))
+def test_each_image_imports_its_stage_modules_from_its_requirements_alone(image, tmp_path):
+    """What each image installs is enough for its stages' modules: imported by an interpreter
+    that sees the repository and only the image's distributions (no site-packages of its own),
+    a module-level import of a package the image lacks fails here as it would in the container
+    (the load step's fusion import once needed threadpoolctl, which the batch image lacked)."""
+    site = image_site_packages(image, tmp_path / "site-packages")
+    modules = [s.module for s in CONTAINER_STAGES if s.image == image]
+    imported = subprocess.run([sys.executable, "-S", "-c", "".join(f"import {m}\n" for m in modules)],
+                              capture_output=True, text=True, cwd=ROOT,
+                              env={"PATH": os.environ["PATH"], "PYTHONPATH": f"{ROOT}:{site}", "HOME": str(tmp_path)})
+    assert imported.returncode == 0, f"{image}: {imported.stderr[-1500:]}"
 
 
 @pytest.fixture(scope="module")
