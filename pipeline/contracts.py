@@ -90,6 +90,10 @@ class BatchManifest(BaseModel):
     moved: list[PathChange] = Field(default_factory=list)
     deleted: list[DeletedDocument] = Field(default_factory=list)
     discovery: StageTiming | None = None  # what finding and hashing the files cost
+    # what a user declared of its documents (``rosetta pairs --declare`` / ``--apart``): doc_id ->
+    # {doc_id declared with it: whether they translate each other}; the load step takes it over
+    # the evidence
+    declared_pairs: dict[str, dict[str, bool]] = Field(default_factory=dict)
 
 
 # --- extract ---------------------------------------------------------------------------

@@ -5,6 +5,8 @@ Weaviate live collection, and what search lists once documents are paired."""
 from __future__ import annotations
 
 import argparse
+import os
+import socket
 
 import numpy as np
 import pytest
@@ -180,3 +182,103 @@ def test_a_collection_loaded_before_pairing_is_paired_in_place(settings, weaviat
     assert capsys.readouterr().out.splitlines() == [
         "[de] /corpus/guide-de.pdf", "    = /corpus/guide-en.pdf", "[en] /corpus/guide-en.pdf",
         "    = /corpus/guide-de.pdf", "[zh] /corpus/licence-zh.pdf", "3 document(s), 2 paired with a translation"]
+
+
+def test_what_a_user_declared_stands_over_the_evidence():
+    """A translation too far from its original for the bar is declared one; a translation the
+    user knows is another edition is declared apart: neither is weighed."""
+    original = document(12)
+    objects = (objects_of("guide-en", "a" * 64, "en", original)
+               + objects_of("guide-de", "b" * 64, "de", translated(original))
+               + objects_of("licence-zh", "c" * 64, "zh", look_alike(original, 30, {0: 0, 14: 5, 29: 11})))
+    en, de, zh = (document_key({"doc_id": d, "source_sha256": s * 64}) for d, s in
+                  (("guide-en", "a"), ("guide-de", "b"), ("licence-zh", "c")))
+    declared = {frozenset((en, zh)): True, frozenset((en, de)): False}
+    paired = {p["doc_id"]: p["paired_documents"] for _, p, _ in pairing.with_partners(objects, BAR, declared=declared)}
+    assert paired == {"guide-en": [en, zh], "guide-de": [de], "licence-zh": [zh, en]}
+
+
+def live_guides(settings, weaviate_server, registry) -> None:
+    """The module's live collection holding the English guide, its German translation and the
+    Chinese look-alike licence, each known to the registry by its path."""
+    if weaviate_server.collections.exists(settings.weaviate.collection):
+        weaviate_server.collections.delete(settings.weaviate.collection)
+    live = vector_store.ensure_collection(weaviate_server, settings, settings.weaviate.collection)
+    original = document(12)
+    objects = (objects_of("guide-en", "a" * 64, "en", original)
+               + objects_of("guide-de", "b" * 64, "de", translated(original))
+               + objects_of("licence-zh", "c" * 64, "zh", look_alike(original, 30, {0: 0, 14: 5, 29: 11})))
+    for _, properties, _ in objects:
+        properties["source_path"] = f"/corpus/{properties['doc_id']}.pdf"
+    vector_store.insert_objects(live, pairing.with_partners(objects, BAR), settings)
+    for doc_id in ("guide-en", "guide-de", "licence-zh"):
+        registry.record_document(doc_id, f"/corpus/{doc_id}.pdf", status="loaded")
+        registry.add_path(doc_id, f"/corpus/{doc_id}.pdf")
+
+
+def test_rosetta_pairs_declares_translations_and_documents_apart(settings, weaviate_server, capsys):
+    """`rosetta pairs --declare / --apart / --undeclare` against the real server: the
+    declaration is kept in the registry and the live chunks of those documents are rewritten
+    at once; dropping it gives the decision back to the vectors."""
+    from pipeline.cli.retrieval import cmd_pairs
+    from pipeline.publish.load import live_pairs
+    from pipeline.stores.document_registry import DocumentRegistry
+
+    registry = DocumentRegistry(settings.document_registry_path)
+    live_guides(settings, weaviate_server, registry)
+
+    def pairs() -> list[tuple[str, list[str], list[str]]]:
+        return [(r["document"], r["partners"], r["declared"]) for r in live_pairs(settings, registry.declarations())]
+
+    def command(**given) -> int:
+        return cmd_pairs(argparse.Namespace(**{"refresh": False, "json": False, "declare": None, "apart": None,
+                                               "undeclare": None, **given}))
+
+    assert pairs() == [("/corpus/guide-de.pdf", ["/corpus/guide-en.pdf"], []),
+                       ("/corpus/guide-en.pdf", ["/corpus/guide-de.pdf"], []), ("/corpus/licence-zh.pdf", [], [])]
+    assert command(declare=["/corpus/licence-zh.pdf", "guide-en"]) == 0  # a path or a doc_id
+    assert command(apart=["/corpus/guide-en.pdf", "/corpus/guide-de.pdf"]) == 0
+    assert registry.declarations() == {"guide-en": {"licence-zh": True, "guide-de": False},
+                                       "licence-zh": {"guide-en": True}, "guide-de": {"guide-en": False}}
+    assert pairs() == [("/corpus/guide-de.pdf", [], []),
+                       ("/corpus/guide-en.pdf", ["/corpus/licence-zh.pdf"], ["/corpus/licence-zh.pdf"]),
+                       ("/corpus/licence-zh.pdf", ["/corpus/guide-en.pdf"], ["/corpus/guide-en.pdf"])]
+    capsys.readouterr()
+    assert command() == 0
+    assert capsys.readouterr().out.splitlines()[:4] == [
+        "[de] /corpus/guide-de.pdf", "[en] /corpus/guide-en.pdf", "    = /corpus/licence-zh.pdf (declared)",
+        "[zh] /corpus/licence-zh.pdf"]
+    # a refresh keeps what was declared
+    assert command(refresh=True) == 0
+    assert pairs()[1] == ("/corpus/guide-en.pdf", ["/corpus/licence-zh.pdf"], ["/corpus/licence-zh.pdf"])
+    assert command(undeclare=["guide-en", "guide-de", "licence-zh"]) == 0
+    assert registry.declarations() == {}
+    assert pairs() == [("/corpus/guide-de.pdf", ["/corpus/guide-en.pdf"], []),
+                       ("/corpus/guide-en.pdf", ["/corpus/guide-de.pdf"], []), ("/corpus/licence-zh.pdf", [], [])]
+    with pytest.raises(ValueError, match="nowhere.pdf: not a document Rosetta holds"):
+        command(declare=["guide-en", "/corpus/nowhere.pdf"])
+    with pytest.raises(ValueError, match="name two documents or more"):
+        command(declare=["guide-en", "/corpus/guide-en.pdf"])
+    registry.start_batch("batch-running", "corpus_refresh", os.getpid(), socket.gethostname())
+    with pytest.raises(RuntimeError, match="batch batch-running is running"):
+        command(apart=["guide-en", "guide-de"])
+    registry.finish_batch("batch-running", "promoted", {})
+    assert registry.declarations() == {}
+
+
+def test_the_load_step_takes_the_manifests_declarations_for_live_documents(settings, weaviate_server):
+    """A reprocessed German guide, declared apart from the live English one and a translation
+    of the live Chinese licence: the load step reads both live keys and takes the declaration."""
+    from pipeline.publish.load import with_partners
+    from pipeline.stores.document_registry import DocumentRegistry
+
+    live_guides(settings, weaviate_server, DocumentRegistry(settings.document_registry_path))
+    live = vector_store.live_collection(weaviate_server, settings)
+    # a one-chunk edition of the German guide, of a chunk the Chinese licence does not say too
+    german = next(v for _, p, v in vector_store.iterate_objects(live, ["guide-de"]) if p["chunk_index"] == 3)
+    batch = objects_of("guide-de", "d" * 64, "de", np.asarray([german]))
+    declared = {"guide-de": {"guide-en": False, "licence-zh": True, "never-loaded": True}}
+    paired = {tuple(p["paired_documents"]) for _, p, _ in with_partners(batch, live, settings, declared)}
+    assert paired == {("guide-de@" + "d" * 16, "licence-zh@" + "c" * 16)}
+    assert {tuple(p["paired_documents"]) for _, p, _ in with_partners(batch, live, settings)} == {
+        ("guide-de@" + "d" * 16, "guide-en@" + "a" * 16)}

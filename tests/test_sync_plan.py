@@ -45,6 +45,7 @@ def test_a_registry_from_before_paths_is_migrated_in_place(tmp_path):
     assert registry.find_by_path("/src/en/a.pdf").doc_id == "en-a-1234abcd"
     DocumentRegistry(path)  # opening again migrates nothing twice
     assert registry.paths("en-a-1234abcd") == ["/src/en/a.pdf"]
+    assert registry.declarations() == {}  # the declarations' table is new to it
 
 
 def test_a_moved_file_keeps_its_document_and_only_changes_paths(settings, registry):
@@ -122,3 +123,24 @@ def test_a_forgotten_documents_id_is_never_reused(settings, registry):
     assert len(again) == 1 and again[0].doc_id != first
     row = registry.get(first)
     assert (row.status, row.source_path, row.sha256, row.delete_reason) == ("forgotten", "", None, "test")
+
+
+def test_declared_translations_go_into_the_batch_manifest_and_leave_with_a_forgotten_document(settings, registry):
+    """What a user declared (``rosetta pairs --declare / --apart``) is kept by doc_id, so it
+    holds when a document is reprocessed or moved; each batch's manifest carries what was
+    declared of its documents to the load step; forgetting a document drops its declarations."""
+    from pipeline.batch.discovery import source_document, write_manifest
+
+    src = settings.source_dir.resolve()
+    src.mkdir(parents=True)
+    for name in ("en", "de", "zh"):
+        (src / f"{name}.pdf").write_bytes(name.encode())
+        known(registry, f"doc-{name}", src / f"{name}.pdf", f"sha-{name}")
+    registry.declare(["doc-en", "doc-zh"], True)
+    registry.declare(["doc-en", "doc-de"], False)
+    registry.declare(["doc-de", "doc-zh"], True)
+    registry.declare(["doc-zh", "doc-de"], None)  # undeclared again, in either order
+    manifest = write_manifest(settings, "batch-1", "reprocess", [source_document(src / "en.pdf", settings, "doc-en")], [])
+    assert manifest.declared_pairs == {"doc-en": {"doc-zh": True, "doc-de": False}}
+    registry.forget("doc-zh", "asked", {})
+    assert registry.declarations() == {"doc-en": {"doc-de": False}, "doc-de": {"doc-en": False}}

@@ -154,14 +154,15 @@ def write_manifest(settings: Settings, batch_id: str, kind: str, todo: list[Sour
     The documents to process get their paths now (``paths``, else the processed one); moves
     and deletions wait for promotion (lifecycle.finish_batch), so a rollback can undo them.
     ``started``: when discovery began (time.monotonic()), for the manifest's timing."""
+    registry = DocumentRegistry(settings.document_registry_path)
     manifest = BatchManifest(batch_id=batch_id, kind=kind, documents=todo, skipped=skipped,  # type: ignore[arg-type]
-                             moved=moved or [], deleted=deleted or [])
+                             moved=moved or [], deleted=deleted or [],
+                             declared_pairs=registry.declarations(doc.doc_id for doc in todo))
     if started is not None:
         manifest.discovery = StageTiming(seconds=round(time.monotonic() - started, 3),
                                          peak_rss_mib=round(rss_mib(os.getpid()), 1))
     ws = Workspace(settings, batch_id)
     ws.write_model(ws.manifest_path, manifest)
-    registry = DocumentRegistry(settings.document_registry_path)
     registry.start_batch(batch_id, kind, *run_owner())
     registry.open_documents(batch_id, [(doc.doc_id, doc.source_path, (paths or {}).get(doc.doc_id)) for doc in todo])
     log.info("batch %s: %d document(s) to process, %d unchanged and skipped, %d moved, %d deleted", batch_id,

@@ -1,4 +1,5 @@
-"""CLI commands for retrieval: ``search``, ``pairs`` (which documents translate each other),
+"""CLI commands for retrieval: ``search``, ``pairs`` (which documents translate each other, and
+what a user declares of them),
 and ``eval`` on the five-language golden set.
 
 ``register(subparsers)`` adds ``search`` and ``pairs`` to the ``rosetta`` parser (pipeline/cli/main.py);
@@ -39,24 +40,72 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+# option -> what it declares (pipeline.stores.document_registry.declare) and how that reads
+DECLARATIONS = {"declare": (True, "declared translations of each other"), "apart": (False, "declared apart"),
+                "undeclare": (None, "left to their vectors")}
+
+
+def _known_documents(given: list[str], registry) -> list[str]:
+    """The doc_ids of the documents named (a file path or a doc_id), each one known and not gone."""
+    from pipeline.stores.document_registry import GONE
+
+    doc_ids = []
+    for name in given:
+        row = registry.get(name) or registry.find_by_path(str(Path(name).expanduser().resolve()))
+        if row is None or row.status in GONE:
+            raise ValueError(f"{name}: not a document Rosetta holds"
+                             + (f" (it was {row.status})" if row else "; `rosetta ingest` it first"))
+        doc_ids.append(row.doc_id)
+    if len(set(doc_ids)) < 2:
+        raise ValueError(f"{', '.join(given)}: name two documents or more (files or doc_ids)")
+    return doc_ids
+
+
+def _refuse_while_a_batch_runs(settings) -> None:
+    """Rewriting live chunks beside a batch's promotion could interleave with it."""
+    from pipeline.batch.recovery import stale_batches
+    from pipeline.stores.document_registry import DocumentRegistry
+
+    stale = stale_batches(settings)
+    running = [b.batch_id for b in DocumentRegistry(settings.document_registry_path).batches()
+               if b.status == "running" and b.batch_id not in stale]
+    if running:
+        raise RuntimeError(f"batch {', '.join(running)} is running; run this again once it has finished "
+                           "(`rosetta status`)")
+
+
 def cmd_pairs(args: argparse.Namespace) -> int:
-    """Which live documents translate each other (what search lists under a hit), or, with
-    --refresh, pair every live document afresh from its stored vectors."""
+    """Which live documents translate each other (what search lists under a hit); with
+    --refresh, pair every live document afresh from its stored vectors; with --declare /
+    --apart / --undeclare, record what a user knows of some documents and re-pair them."""
     from pipeline.publish.load import live_pairs, pair_live_documents
+    from pipeline.stores.document_registry import DocumentRegistry
 
     settings = get_settings()
+    registry = DocumentRegistry(settings.document_registry_path)
+    option = next((name for name in DECLARATIONS if getattr(args, name, None)), None)
+    if option is not None:
+        doc_ids = _known_documents(getattr(args, option), registry)
+        _refuse_while_a_batch_runs(settings)
+        translation, declared_as = DECLARATIONS[option]
+        registry.declare(doc_ids, translation)
+        summary = pair_live_documents(settings, report=print, declared=registry.declarations(doc_ids), only=doc_ids)
+        print(f"{len(doc_ids)} document(s) {declared_as}; {summary['chunks']} live chunk(s) of "
+              f"{summary['documents']} rewritten")
+        return 0
     if args.refresh:
-        summary = pair_live_documents(settings, report=print)
+        _refuse_while_a_batch_runs(settings)
+        summary = pair_live_documents(settings, report=print, declared=registry.declarations())
         print(f"{summary['chunks']} chunk(s) of {summary['documents']} document(s) rewritten")
         return 0
-    rows = live_pairs(settings)
+    rows = live_pairs(settings, registry.declarations())
     if args.json:
         print(json.dumps(rows, ensure_ascii=False, indent=1))
         return 0
     for row in rows:
         print(f"[{row['lang']}] {row['document']}")
         for partner in row["partners"]:
-            print(f"    = {partner}")
+            print(f"    = {partner}" + (" (declared)" if partner in row["declared"] else ""))
     unweighed = sum(not row["weighed"] for row in rows)
     print(f"{len(rows)} document(s), {sum(bool(row['partners']) for row in rows)} paired with a translation"
           + (f"; {unweighed} loaded before pairing (`rosetta pairs --refresh` weighs them)" if unweighed else ""))
@@ -140,7 +189,14 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_search)
     p = subparsers.add_parser("pairs", help="which loaded documents translate each other (search lists them together)")
-    p.add_argument("--refresh", action="store_true",
-                   help="pair every live document afresh from its stored vectors (no re-embedding)")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--refresh", action="store_true",
+                      help="pair every live document afresh from its stored vectors (no re-embedding)")
+    what.add_argument("--declare", nargs="+", metavar="DOCUMENT",
+                      help="these documents (files or doc_ids) translate each other, whatever their vectors say")
+    what.add_argument("--apart", nargs="+", metavar="DOCUMENT",
+                      help="these documents do not translate each other, however alike their vectors")
+    what.add_argument("--undeclare", nargs="+", metavar="DOCUMENT",
+                      help="drop what was declared of these documents; their vectors decide again")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_pairs)

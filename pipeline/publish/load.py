@@ -40,11 +40,27 @@ def batch_objects(ws: Workspace, doc_ids: list[str]) -> list[tuple[str, dict[str
 
 
 def with_partners(objects: list[tuple[str, dict[str, Any], list[float]]], live, settings: Settings,
-                  ) -> list[tuple[str, dict[str, Any], list[float]]]:
+                  declared: dict[str, dict[str, bool]] | None = None) -> list[tuple[str, dict[str, Any], list[float]]]:
     """The objects with their partners (``pairing.with_partners``), in the batch or in ``live``
-    (whose chunks of the batch's own documents, about to be replaced, are left out)."""
-    batch_doc_ids = {p["doc_id"] for _, p, _ in objects}
+    (whose chunks of the batch's own documents, about to be replaced, are left out).
+    ``declared``: doc_id -> {doc_id: translation}, what a user declared (the manifest's
+    ``declared_pairs``); a declared document neither in the batch nor live is passed over (its
+    own batch will read the declaration when it loads)."""
+    batch_keys = {p["doc_id"]: document_key(p) for _, p, _ in objects}
+    batch_doc_ids = set(batch_keys)
     listed = ["doc_id", "source_sha256", "chunk_index"]
+
+    def key_of(doc_id: str) -> str | None:
+        if doc_id in batch_keys:
+            return batch_keys[doc_id]
+        return next((document_key(p) for _, p, _ in vector_store.iterate_objects(live, [doc_id], include_vector=False)),
+                    None)
+
+    declared_keys = {}
+    for doc_id, others in (declared or {}).items():
+        for other, translation in others.items():
+            if doc_id in batch_keys and (other_key := key_of(other)) is not None:
+                declared_keys[frozenset((batch_keys[doc_id], other_key))] = translation
     bar = fusion_params(settings, settings.embedding.model).group_similarity
 
     def nearest(vector: np.ndarray, lang: str) -> list[str]:
@@ -67,27 +83,29 @@ def with_partners(objects: list[tuple[str, dict[str, Any], list[float]]], live, 
                       vector_store.iterate_objects(live, [key_doc_id(key)]) if document_key(p) == key)
         return np.asarray([v for _, v in rows], dtype=np.float32)
 
-    return pairing.with_partners(objects, bar, live_neighbours, live_vectors)
+    return pairing.with_partners(objects, bar, live_neighbours, live_vectors, declared_keys)
 
 
-def pair_live_documents(settings: Settings, report: Callable[[str], None] = log.info,
-                        group: int = 50) -> dict[str, int]:
-    """Pair every document of the live collection afresh from its stored vectors, ``group``
-    documents at a time, each group as a batch against the rest, and rewrite their chunks'
-    ``paired_documents`` in place (same uuid, same vector): how a collection loaded before
-    pairing gets paired without embedding it again. Idempotent; ``report`` gets a line per
-    group."""
+def pair_live_documents(settings: Settings, report: Callable[[str], None] = log.info, group: int = 50,
+                        declared: dict[str, dict[str, bool]] | None = None,
+                        only: list[str] | None = None) -> dict[str, int]:
+    """Pair every document of the live collection (or those of ``only``, by doc_id) afresh
+    from its stored vectors and what was ``declared`` of it, ``group`` documents at a time,
+    each group as a batch against the rest, and rewrite their chunks' ``paired_documents`` in
+    place (same uuid, same vector): how a collection loaded before pairing gets paired without
+    embedding it again, and how a declaration takes effect. Idempotent; ``report`` gets a line
+    per group."""
     with vector_store.connect(settings) as client:
         if not client.collections.exists(settings.weaviate.collection):
             return {"documents": 0, "paired": 0, "chunks": 0}
         live = vector_store.live_collection(client, settings)
         vector_store.check_embedder(live, settings)
-        doc_ids = sorted({p["doc_id"] for _, p, _ in vector_store.iterate_objects(live, include_vector=False)})
+        doc_ids = sorted({p["doc_id"] for _, p, _ in vector_store.iterate_objects(live, only, include_vector=False)})
         paired: set[str] = set()
         chunks = 0
         for start in range(0, len(doc_ids), group):
             objects = with_partners(list(vector_store.iterate_objects(live, doc_ids[start:start + group])),
-                                    live, settings)
+                                    live, settings, declared)
             vector_store.insert_objects(live, objects, settings)
             paired |= {p["doc_id"] for _, p, _ in objects if len(p["paired_documents"]) > 1}
             chunks += len(objects)
@@ -96,10 +114,11 @@ def pair_live_documents(settings: Settings, report: Callable[[str], None] = log.
     return {"documents": len(doc_ids), "paired": len(paired), "chunks": chunks}
 
 
-def live_pairs(settings: Settings) -> list[dict[str, Any]]:
+def live_pairs(settings: Settings, declared: dict[str, dict[str, bool]] | None = None) -> list[dict[str, Any]]:
     """Every live document (its source path, key and most frequent chunk language), the source
-    paths of the documents paired with it, and whether it was weighed itself (False: loaded
-    before pairing; a document loaded later may still have paired with it)."""
+    paths of the documents paired with it (``declared``: those of them a user declared, as in
+    the registry's ``declarations``), and whether it was weighed itself (False: loaded before
+    pairing; a document loaded later may still have paired with it)."""
     found: dict[str, dict[str, Any]] = {}
     with vector_store.connect(settings) as client:
         if not client.collections.exists(settings.weaviate.collection):
@@ -116,8 +135,12 @@ def live_pairs(settings: Settings) -> list[dict[str, Any]]:
             if other != key and other in found:
                 partners[key].add(other)
                 partners[other].add(key)
+    declared = declared or {}
     return [{"document": row["document"], "key": key, "lang": row["langs"].most_common(1)[0][0],
-             "partners": sorted(found[k]["document"] for k in partners[key]), "weighed": row["listed"] is not None}
+             "partners": sorted(found[k]["document"] for k in partners[key]),
+             "declared": sorted(found[k]["document"] for k in partners[key]
+                                if declared.get(key_doc_id(key), {}).get(key_doc_id(k))),
+             "weighed": row["listed"] is not None}
             for key, row in sorted(found.items(), key=lambda item: item[1]["document"])]
 
 
@@ -133,7 +156,7 @@ def load_batch(batch_id: str, doc_ids: list[str], settings: Settings) -> dict[st
     with vector_store.connect(settings) as client:
         live = vector_store.live_collection(client, settings)
         vector_store.check_embedder(live, settings)
-        objects = with_partners(objects, live, settings)
+        objects = with_partners(objects, live, settings, ws.read_manifest().declared_pairs)
         collection = vector_store.ensure_collection(client, settings, name)
         vector_store.insert_objects(collection, objects, settings)
         count = collection.aggregate.over_all(total_count=True).total_count

@@ -13,7 +13,9 @@ collection and the batch (other-language neighbours of a sample of its chunks, a
 bar or above), weighs each candidate's evidence, and returns the keys of those that
 translate it. The load step stores them on every chunk of the document
 (``paired_documents``, its own key first), and search lists as translations only chunks of
-paired documents (``fusion.group_translations``). A key names the document's content
+paired documents (``fusion.group_translations``). What a user declared (``rosetta pairs
+--declare`` / ``--apart``) stands over the evidence: a translation too far from its original
+for the bar (a traditional-Chinese edition), a look-alike the rule lets in. A key names the document's content
 (``fusion.document_key``: doc_id and source sha256), so a reprocessed document is paired
 afresh and a stale key matches nothing.
 """
@@ -106,12 +108,15 @@ def sampled(count: int) -> np.ndarray:
 
 def pair_batch(batch: dict[str, LoadedDocument], bar: float,
                live_neighbours: Callable[[np.ndarray, list[str]], list[list[str]]] | None = None,
-               live_vectors: Callable[[str], np.ndarray] | None = None) -> dict[str, list[str]]:
+               live_vectors: Callable[[str], np.ndarray] | None = None,
+               declared: dict[frozenset[str], bool] | None = None) -> dict[str, list[str]]:
     """Every batch document's partners (keys of the documents that translate it), among the
     batch and, when given, the live collection: ``live_neighbours(vectors, langs)`` returns,
     for each vector, the keys of the live chunks nearest it in other languages than its own, at
     ``bar`` or above (only such chunks count as evidence, and a document no sample meets there
-    is not read); ``live_vectors(key)`` that document's chunk vectors in chunk order."""
+    is not read); ``live_vectors(key)`` that document's chunk vectors in chunk order.
+    ``declared``: pairs of keys a user declared translations (True) or not (False), taken as
+    they are, without weighing the evidence."""
     keys = list(batch)
     stacked = np.vstack([batch[k].vectors for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
     owner = np.concatenate([[i] * len(batch[k].vectors) for i, k in enumerate(keys)]) if keys else np.zeros(0, int)
@@ -121,8 +126,13 @@ def pair_batch(batch: dict[str, LoadedDocument], bar: float,
     in_live = dict(zip(asked, live_neighbours(np.array([batch[k].vectors[row] for k, row in asked]),
                                               [batch[k].langs[row] for k, row in asked])
                        if live_neighbours is not None and asked else [[] for _ in asked]))
-    decided: dict[frozenset[str], bool] = {}
+    decided: dict[frozenset[str], bool] = dict(declared or {})
     partners: dict[str, set[str]] = {k: set() for k in keys}
+    for pair, translation in decided.items():
+        first, second = sorted(pair)
+        for key, other in ((first, second), (second, first)):
+            if translation and key in partners:
+                partners[key].add(other)
     for index, key in enumerate(keys):
         document = batch[key]
         met: Counter[str] = Counter()
@@ -153,10 +163,11 @@ def pair_batch(batch: dict[str, LoadedDocument], bar: float,
 
 def with_partners(objects: list[tuple[str, dict[str, Any], Any]], bar: float,
                   live_neighbours: Callable[[np.ndarray, list[str]], list[list[str]]] | None = None,
-                  live_vectors: Callable[[str], np.ndarray] | None = None) -> list[tuple[str, dict[str, Any], Any]]:
+                  live_vectors: Callable[[str], np.ndarray] | None = None,
+                  declared: dict[frozenset[str], bool] | None = None) -> list[tuple[str, dict[str, Any], Any]]:
     """The objects (uuid, properties, aligned vector), each with ``paired_documents``: its
     document's key, then those of the documents that translate it (``pair_batch``)."""
-    partners = pair_batch(documents_of(objects), bar, live_neighbours, live_vectors)
+    partners = pair_batch(documents_of(objects), bar, live_neighbours, live_vectors, declared)
     log.info("%d of %d document(s) translate another document", sum(bool(p) for p in partners.values()),
              len(partners))
     return [(u, {**p, "paired_documents": [document_key(p), *partners[document_key(p)]]}, v) for u, p, v in objects]

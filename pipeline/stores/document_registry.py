@@ -5,7 +5,9 @@ A small SQLite file under data_root. ``documents`` holds one row per doc_id (pri
 path, sha256 of the version last processed, status, last batch, quarantine reason; for a
 deleted or forgotten document when and why); ``document_paths`` every path a document is
 known by (the same content at two paths is one document); ``batches`` one row per batch with
-its outcome and summary; ``erasures`` the erasure log (``rosetta forget``). The registry is the
+its outcome and summary; ``erasures`` the erasure log (``rosetta forget``); ``declared_pairs``
+the documents a user declared translations of each other, or not (``rosetta pairs --declare``,
+``--apart``), which the load step takes over the evidence. The registry is the
 memory that lets a corpus refresh skip unchanged documents, follow moved ones and notice
 deleted ones (docs/architecture.md, "The document lifecycle").
 """
@@ -17,8 +19,9 @@ import sqlite3
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from itertools import combinations
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 DocStatus = str  # "loaded" | "quarantined" | "processing" | "failed" | "deleted" | "forgotten"
 GONE = ("deleted", "forgotten")  # tombstones: no chunks, no paths
@@ -51,6 +54,13 @@ CREATE TABLE IF NOT EXISTS document_paths (
     path TEXT PRIMARY KEY,
     doc_id TEXT NOT NULL,
     added_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS declared_pairs (
+    first_doc_id TEXT NOT NULL,
+    second_doc_id TEXT NOT NULL,  -- first_doc_id < second_doc_id
+    translation INTEGER NOT NULL,  -- 1: they translate each other; 0: they do not
+    declared_at TEXT NOT NULL,
+    PRIMARY KEY (first_doc_id, second_doc_id)
 );
 CREATE TABLE IF NOT EXISTS erasures (
     doc_id TEXT NOT NULL,
@@ -197,6 +207,7 @@ class DocumentRegistry:
         with self._connect() as db:
             db.execute("PRAGMA secure_delete = ON")
             db.execute("DELETE FROM document_paths WHERE doc_id = ?", (doc_id,))
+            db.execute("DELETE FROM declared_pairs WHERE ? IN (first_doc_id, second_doc_id)", (doc_id,))
             db.execute("UPDATE documents SET source_path = '', sha256 = NULL, status = 'forgotten', lang = NULL, "
                        "lang_confidence = NULL, pages = NULL, extraction = NULL, chunks = 0, "
                        "quarantine_reason = NULL, quarantine_detail = NULL, deleted_at = ?, delete_reason = ?, "
@@ -212,6 +223,34 @@ class DocumentRegistry:
         with self._connect() as db:
             db.isolation_level = None  # VACUUM cannot run inside a transaction
             db.execute("VACUUM")
+
+    # --- declared translations ----------------------------------------------------------
+    def declare(self, doc_ids: list[str], translation: bool | None) -> None:
+        """Every two of ``doc_ids`` translate each other (True), do not (False), or are left to
+        the evidence again (None: their declarations dropped)."""
+        now = _now()
+        with self._connect() as db:
+            for first, second in combinations(sorted(set(doc_ids)), 2):
+                if translation is None:
+                    db.execute("DELETE FROM declared_pairs WHERE first_doc_id = ? AND second_doc_id = ?", (first, second))
+                else:
+                    db.execute("INSERT INTO declared_pairs (first_doc_id, second_doc_id, translation, declared_at) "
+                               "VALUES (?, ?, ?, ?) ON CONFLICT(first_doc_id, second_doc_id) DO UPDATE SET "
+                               "translation = excluded.translation, declared_at = excluded.declared_at",
+                               (first, second, int(translation), now))
+
+    def declarations(self, doc_ids: Iterable[str] | None = None) -> dict[str, dict[str, bool]]:
+        """doc_id -> {doc_id declared with it: whether they translate each other}, for the
+        given documents (every declaration when None)."""
+        with self._connect() as db:
+            rows = db.execute("SELECT first_doc_id, second_doc_id, translation FROM declared_pairs").fetchall()
+        wanted = None if doc_ids is None else set(doc_ids)
+        out: dict[str, dict[str, bool]] = {}
+        for row in rows:
+            for mine, other in ((row["first_doc_id"], row["second_doc_id"]), (row["second_doc_id"], row["first_doc_id"])):
+                if wanted is None or mine in wanted:
+                    out.setdefault(mine, {})[other] = bool(row["translation"])
+        return out
 
     def erasures(self) -> list[dict[str, Any]]:
         with self._connect() as db:
