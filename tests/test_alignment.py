@@ -155,12 +155,29 @@ def test_embed_command_writes_vectors_in_input_order(settings, tmp_path, monkeyp
     assert run_cli(["embed", "--lang", "de", "--out", str(tmp_path / "aligned.npy")], stdin, monkeypatch) == 0
     raw, aligned = np.load(tmp_path / "raw.npy"), np.load(tmp_path / "aligned.npy")
     embedder = get_embedder(settings.embedding.model)
-    expected = np.vstack([embedder.encode([t], query=True) for t in texts])  # questions, unless --passages
+    expected = np.vstack([embedder.encode([t], query=True) for t in texts])  # short: questions
     assert raw.shape == (3, embedder.dimension) and np.allclose(raw, expected, atol=1e-5)
     assert run_cli(["embed", "--lang", "de", "--raw", "--passages", "--out", str(tmp_path / "stored.npy")], stdin,
                    monkeypatch) == 0
     assert np.allclose(np.load(tmp_path / "stored.npy"), embedder.encode(texts), atol=1e-5)
     assert np.allclose(aligned, load_production_map(settings, "de").apply(raw), atol=1e-6)
+    # a set of passages (median 40 words or more) is embedded as the embed stage stores them,
+    # unless --queries says otherwise
+    body = ("Hat eine Form der Verarbeitung, insbesondere bei Verwendung neuer Technologien, aufgrund der Art, "
+            "des Umfangs, der Umstände und der Zwecke der Verarbeitung voraussichtlich ein hohes Risiko für die "
+            "Rechte und Freiheiten natürlicher Personen zur Folge, so führt der Verantwortliche vorab eine "
+            "Abschätzung der Folgen der vorgesehenen Verarbeitungsvorgänge für den Schutz personenbezogener "
+            "Daten durch. Für die Untersuchung mehrerer ähnlicher Verarbeitungsvorgänge mit ähnlich hohen "
+            "Risiken kann eine einzige Abschätzung vorgenommen werden.")
+    sections = [f"{t}. {body}" for t in texts]
+    long_stdin = "".join(json.dumps({"text": t}, ensure_ascii=False) + "\n" for t in sections)
+    assert run_cli(["embed", "--lang", "de", "--raw", "--out", str(tmp_path / "sections.npy")], long_stdin,
+                   monkeypatch) == 0
+    assert np.allclose(np.load(tmp_path / "sections.npy"), embedder.encode(sections), atol=1e-5)
+    assert run_cli(["embed", "--lang", "de", "--raw", "--queries", "--out", str(tmp_path / "asked.npy")], long_stdin,
+                   monkeypatch) == 0
+    assert np.allclose(np.load(tmp_path / "asked.npy"), embedder.encode(sections, query=True), atol=1e-5)
+    assert not np.allclose(embedder.encode(sections, query=True), embedder.encode(sections), atol=1e-3)
 
 
 def test_eval_command_on_a_small_golden_set(settings, tmp_path, monkeypatch, capsys):

@@ -144,6 +144,21 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0
 
 
+# A set of texts whose median is this long is embedded as stored passages unless told: the
+# golden set's query sets have medians of 4-18 words (35 at most), its passage set 108 (five
+# in a hundred under 30); e5 asks for the right prefix on each side (docs/benchmarks.md,
+# "rosetta embed: questions or passages").
+PASSAGE_SET_WORDS = 40
+
+
+def reads_as_passages(texts: list[str], tokenization: str) -> bool:
+    """Whether a set of texts given to ``rosetta embed`` without --queries/--passages is a set
+    of passages: its median length in words (refusal.query_words: a CJK word two characters)."""
+    from pipeline.retrieval.refusal import query_words
+
+    return bool(texts) and float(np.median([query_words(t, tokenization) for t in texts])) >= PASSAGE_SET_WORDS
+
+
 def cmd_embed(args: argparse.Namespace) -> int:
     """JSON lines {"text": ...} on stdin -> one vector per line, in input order, as .npy."""
     from pipeline.alignment.maps import load_production_map
@@ -160,15 +175,18 @@ def cmd_embed(args: argparse.Namespace) -> int:
             except (ValueError, KeyError, TypeError):
                 raise SystemExit(f"stdin line {number}: expected a JSON object with a \"text\" field") from None
     embedder = get_embedder(settings.embedding.model, settings.embedding.batch_size)
-    vectors = embedder.encode(texts, query=not args.passages)
+    passages = args.passages or (not args.queries and reads_as_passages(texts, settings.languages[args.lang].tokenization))
+    vectors = embedder.encode(texts, query=not passages)
     version = "raw"
     if not args.raw:
         alignment = load_production_map(settings, args.lang)
         vectors, version = alignment.apply(vectors), alignment.version
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     np.save(args.out, vectors.astype(np.float32), allow_pickle=False)
+    told = " (--queries / --passages say it)" if not (args.queries or args.passages) else ""
     print(f"{len(texts)} vector(s) of {embedder.dimension} ({embedder_id(embedder)}, {args.lang}, "
-          f"alignment {version}) -> {args.out}", file=sys.stderr)
+          f"alignment {version}), embedded as {'passages' if passages else 'questions'}{told} -> {args.out}",
+          file=sys.stderr)
     return 0
 
 
@@ -239,9 +257,13 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("embed", help="JSON lines {\"text\": ...} on stdin -> vectors (.npy), input order")
     p.add_argument("--lang", required=True, help="language of the texts (selects the alignment map)")
     p.add_argument("--raw", action="store_true", help="raw embedder vectors, no alignment")
-    p.add_argument("--passages", action="store_true",
-                   help="encode the texts as stored passages (chunks), not as search questions (the default); "
-                        "the same for USE, different prefixes for e5")
+    kind = p.add_mutually_exclusive_group()
+    kind.add_argument("--queries", action="store_true",
+                      help="encode the texts as search questions, as `rosetta search` does")
+    kind.add_argument("--passages", action="store_true",
+                      help="encode the texts as stored passages (chunks), as the embed stage does; without either "
+                           f"flag, a set whose median text has {PASSAGE_SET_WORDS} words or more is passages, "
+                           "any other questions (the same for USE, different prefixes for e5)")
     p.add_argument("--out", required=True, help="output .npy file")
     p.set_defaults(func=cmd_embed)
 
