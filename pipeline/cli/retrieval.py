@@ -119,11 +119,12 @@ def _row(name: str, figures: dict[str, Any]) -> dict[str, Any]:
     return {"name": name, "n": figures.get("queries", 0), "hit1": cell(figures.get("hit1")),
             "hit5": cell(figures.get("hit5")), "mrr10": cell(figures.get("mrr10")),
             "served": cell(figures.get("served_hit5")), "refused": cell(figures.get("no_answer_refused")),
-            "on_topic": cell(figures.get("on_topic_refused"))}
+            "on_topic": cell(figures.get("on_topic_refused")), "precision": cell(figures.get("no_answer_precision"))}
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """hit@1/5, MRR@10 per query language and type, vector vs hybrid, per embedder; exit 1
+    """hit@1/5, MRR@10 per query language and type, vector vs hybrid, per embedder, the traps
+    refused and the no-answer precision (the share of refusals that were traps); exit 1
     when the configured embedder misses a bar on the split (docs/retrieval.md)."""
     from pipeline.cli.tables import table
     from pipeline.retrieval.evaluation import evaluate_retrieval
@@ -142,7 +143,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
               f"{result['queries']} queries, {result['passages']} passages in five languages")
         columns = [("name", "queries"), ("n", "n"), ("hit1", "hit@1"), ("hit5", "hit@5"), ("mrr10", "MRR@10"),
                    ("served", "hit@5 past the bar"), ("refused", "traps refused (absent)"),
-                   ("on_topic", "on-topic traps refused")]
+                   ("on_topic", "on-topic traps refused"), ("precision", "no-answer precision")]
         for embedder, figures in result["embedders"].items():
             print(f"\nembedder {embedder}: {figures['ms_per_query']['mean']} ms per query "
                   f"(p95 {figures['ms_per_query']['p95']}), query language detected right "

@@ -184,8 +184,15 @@ def score_runs(runs: list[QueryRun], retriever: Retriever, params: FusionParams,
         def share(kind: str, key: str) -> float | None:
             return round(float(np.mean(refused[(kind, key)])), 4) if refused[(kind, key)] else None
 
+        def precision(key: str) -> float | None:
+            # of the queries refused, the share that were traps (absent or on-topic: the pool
+            # holds no section that answers either)
+            right = sum(sum(refused[(kind, key)]) for kind in (ABSENT, ON_TOPIC))
+            wrong = sum(not answered for answered in served[key])
+            return round(right / (right + wrong), 4) if right + wrong else None
+
         out[mode] = {key: {**metrics(ranks[key], served[key]), "no_answer_refused": share(ABSENT, key),
-                           "on_topic_refused": share(ON_TOPIC, key)}
+                           "on_topic_refused": share(ON_TOPIC, key), "no_answer_precision": precision(key)}
                      for key in sorted(set(ranks) | {key for _, key in refused})}
     return out
 
