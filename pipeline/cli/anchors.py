@@ -145,9 +145,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 # A set of texts whose median is this long is embedded as stored passages unless told: the
-# golden set's query sets have medians of 4-18 words (35 at most), its passage set 108 (five
-# in a hundred under 30); e5 asks for the right prefix on each side (docs/benchmarks.md,
-# "rosetta embed: questions or passages").
+# golden set's query sets have medians of 2.5-17 words per language and type (32 at most for
+# one query), its passage sets 58-71; e5 asks for the right prefix on each side
+# (docs/benchmarks.md, "rosetta embed: questions or passages").
 PASSAGE_SET_WORDS = 40
 
 

@@ -15,9 +15,9 @@ translate it. The load step stores them on every chunk of the document
 (``paired_documents``, its own key first), and search lists as translations only chunks of
 paired documents (``fusion.group_translations``). What a user declared (``rosetta pairs
 --declare`` / ``--apart``) stands over the evidence: a translation too far from its original
-for the bar (a traditional-Chinese edition), a look-alike the rule lets in. A key names the document's content
-(``fusion.document_key``: doc_id and source sha256), so a reprocessed document is paired
-afresh and a stale key matches nothing.
+for the bar (a traditional-Chinese edition), a look-alike the rule lets in. A key names the
+document's content (``fusion.document_key``: doc_id and source sha256), so a reprocessed
+document is paired afresh and a stale key matches nothing.
 """
 
 from __future__ import annotations
