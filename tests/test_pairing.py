@@ -70,6 +70,18 @@ def objects_of(doc_id: str, sha: str, lang: str, vectors: np.ndarray) -> list[tu
     return [(str(generate_uuid5(f"{doc_id}@{sha}:{p['chunk_index']}")), p, v.tolist()) for p, v in zip(rows, vectors)]
 
 
+def guide_translation_and_look_alike() -> list[tuple[str, dict, list[float]]]:
+    """An English guide, its German translation and a Chinese licence that says three of its
+    things far apart, each at /corpus/<doc_id>.pdf."""
+    original = document(12)
+    objects = (objects_of("guide-en", "a" * 64, "en", original)
+               + objects_of("guide-de", "b" * 64, "de", translated(original))
+               + objects_of("licence-zh", "c" * 64, "zh", look_alike(original, 30, {0: 0, 14: 5, 29: 11})))
+    for _, properties, _ in objects:
+        properties["source_path"] = f"/corpus/{properties['doc_id']}.pdf"
+    return objects
+
+
 def test_a_batch_pairs_its_translations_and_leaves_look_alikes_alone():
     original = document(12)
     objects = (objects_of("guide-en", "a" * 64, "en", original)
@@ -160,12 +172,7 @@ def test_a_collection_loaded_before_pairing_is_paired_in_place(settings, weaviat
     from pipeline.publish.load import live_pairs, pair_live_documents
 
     live = vector_store.ensure_collection(weaviate_server, settings, settings.weaviate.collection)
-    original = document(12)
-    legacy = (objects_of("guide-en", "a" * 64, "en", original)
-              + objects_of("guide-de", "b" * 64, "de", translated(original))
-              + objects_of("licence-zh", "c" * 64, "zh", look_alike(original, 30, {0: 0, 14: 5, 29: 11})))
-    for _, properties, _ in legacy:
-        properties["source_path"] = f"/corpus/{properties['doc_id']}.pdf"
+    legacy = guide_translation_and_look_alike()
     vector_store.insert_objects(live, legacy, settings)
     assert [(r["document"], r["partners"], r["weighed"]) for r in live_pairs(settings)] == [
         ("/corpus/guide-de.pdf", [], False), ("/corpus/guide-en.pdf", [], False), ("/corpus/licence-zh.pdf", [], False)]
@@ -187,14 +194,11 @@ def test_a_collection_loaded_before_pairing_is_paired_in_place(settings, weaviat
 def test_what_a_user_declared_stands_over_the_evidence():
     """A translation too far from its original for the bar is declared one; a translation the
     user knows is another edition is declared apart: neither is weighed."""
-    original = document(12)
-    objects = (objects_of("guide-en", "a" * 64, "en", original)
-               + objects_of("guide-de", "b" * 64, "de", translated(original))
-               + objects_of("licence-zh", "c" * 64, "zh", look_alike(original, 30, {0: 0, 14: 5, 29: 11})))
     en, de, zh = (document_key({"doc_id": d, "source_sha256": s * 64}) for d, s in
                   (("guide-en", "a"), ("guide-de", "b"), ("licence-zh", "c")))
     declared = {frozenset((en, zh)): True, frozenset((en, de)): False}
-    paired = {p["doc_id"]: p["paired_documents"] for _, p, _ in pairing.with_partners(objects, BAR, declared=declared)}
+    paired = {p["doc_id"]: p["paired_documents"]
+              for _, p, _ in pairing.with_partners(guide_translation_and_look_alike(), BAR, declared=declared)}
     assert paired == {"guide-en": [en, zh], "guide-de": [de], "licence-zh": [zh, en]}
 
 
@@ -204,13 +208,7 @@ def live_guides(settings, weaviate_server, registry) -> None:
     if weaviate_server.collections.exists(settings.weaviate.collection):
         weaviate_server.collections.delete(settings.weaviate.collection)
     live = vector_store.ensure_collection(weaviate_server, settings, settings.weaviate.collection)
-    original = document(12)
-    objects = (objects_of("guide-en", "a" * 64, "en", original)
-               + objects_of("guide-de", "b" * 64, "de", translated(original))
-               + objects_of("licence-zh", "c" * 64, "zh", look_alike(original, 30, {0: 0, 14: 5, 29: 11})))
-    for _, properties, _ in objects:
-        properties["source_path"] = f"/corpus/{properties['doc_id']}.pdf"
-    vector_store.insert_objects(live, pairing.with_partners(objects, BAR), settings)
+    vector_store.insert_objects(live, pairing.with_partners(guide_translation_and_look_alike(), BAR), settings)
     for doc_id in ("guide-en", "guide-de", "licence-zh"):
         registry.record_document(doc_id, f"/corpus/{doc_id}.pdf", status="loaded")
         registry.add_path(doc_id, f"/corpus/{doc_id}.pdf")
