@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -135,6 +136,26 @@ def test_ingesting_the_file_again_makes_a_new_document(ingested, settings, weavi
     fresh = registry.find_by_path(str((ingested["source"] / "subject.pdf").resolve()))
     assert fresh.doc_id != ingested["target"] and fresh.status == "loaded" and fresh.last_batch == run_id
     assert len(live_docs(weaviate_server, settings)[fresh.doc_id]) == fresh.chunks > 0
+
+
+def test_an_erasure_waits_for_a_running_batch(ingested, settings, weaviate_server):
+    """The erasure copies the live collection away and back; a batch promoted in between
+    would lose its chunks. While a batch runs (its owner process alive), forgetting is
+    refused before anything is touched, and goes through once the batch has finished."""
+    from pipeline.batch.erasure import forget
+
+    registry = DocumentRegistry(settings.document_registry_path)
+    path = (ingested["source"] / "other.pdf").resolve()
+    doc_id = registry.find_by_path(str(path)).doc_id
+    chunks = len(live_docs(weaviate_server, settings)[doc_id])
+    registry.start_batch("erasure-beside-a-batch", "corpus_refresh", os.getpid(), socket.gethostname())
+    try:
+        with pytest.raises(RuntimeError, match="batch erasure-beside-a-batch is running"):
+            forget(settings, str(path), "sent by mistake")
+        assert len(live_docs(weaviate_server, settings)[doc_id]) == chunks > 0
+        assert registry.get(doc_id).status == "loaded"
+    finally:
+        registry.finish_batch("erasure-beside-a-batch", "nothing_to_do", {})
 
 
 def test_the_forget_document_dag_erases_a_document(ingested, settings, weaviate_server):

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.alignment.anchor_sets import anchor_sets_using
+from pipeline.batch.recovery import refuse_while_a_batch_runs
 from pipeline.config import Settings
 from pipeline.publish import qa
 from pipeline.retrieval.fusion import key_doc_id
@@ -157,6 +158,7 @@ def forget(settings: Settings, target: str, reason: str) -> dict[str, Any]:
         raise ValueError("an erasure needs a reason (--reason)")
     registry = DocumentRegistry(settings.document_registry_path)
     row = resolve(registry, target)
+    refuse_while_a_batch_runs(settings, f"forgetting {row.doc_id}")
     paths = registry.paths(row.doc_id)
     progress.info("forgetting %s (%s)", row.doc_id, reason)
     weaviate = erase_from_weaviate(settings, row.doc_id)

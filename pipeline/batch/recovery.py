@@ -82,6 +82,19 @@ def stale_batches(settings: Settings) -> dict[str, str]:
     return {b.batch_id: why for b in registry.batches() if (why := stale_reason(b, settings))}
 
 
+def refuse_while_a_batch_runs(settings: Settings, what: str) -> None:
+    """Raise when a batch runs now (``running`` and not stale): ``what`` rewrites live chunks
+    outside a batch (an erasure copies the live collection away and back; ``rosetta pairs``
+    rewrites chunks in place), and a promotion in between would be lost or interleaved."""
+    stale = stale_batches(settings)
+    running = [b.batch_id for b in DocumentRegistry(settings.document_registry_path).batches()
+               if b.status == "running" and b.batch_id not in stale]
+    if running:
+        raise RuntimeError(f"{what} rewrites the live collection, and batch {', '.join(running)} is running (its "
+                           "promotion could interleave with it); run it again once the batch has finished "
+                           "(`rosetta status`)")
+
+
 def recover(settings: Settings) -> list[dict[str, Any]]:
     """Finish or undo every stale batch; returns what was done, one dict per batch."""
     done = []

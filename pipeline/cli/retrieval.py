@@ -61,23 +61,11 @@ def _known_documents(given: list[str], registry) -> list[str]:
     return doc_ids
 
 
-def _refuse_while_a_batch_runs(settings) -> None:
-    """Rewriting live chunks beside a batch's promotion could interleave with it."""
-    from pipeline.batch.recovery import stale_batches
-    from pipeline.stores.document_registry import DocumentRegistry
-
-    stale = stale_batches(settings)
-    running = [b.batch_id for b in DocumentRegistry(settings.document_registry_path).batches()
-               if b.status == "running" and b.batch_id not in stale]
-    if running:
-        raise RuntimeError(f"batch {', '.join(running)} is running; run this again once it has finished "
-                           "(`rosetta status`)")
-
-
 def cmd_pairs(args: argparse.Namespace) -> int:
     """Which live documents translate each other (what search lists under a hit); with
     --refresh, pair every live document afresh from its stored vectors; with --declare /
     --apart / --undeclare, record what a user knows of some documents and re-pair them."""
+    from pipeline.batch.recovery import refuse_while_a_batch_runs
     from pipeline.publish.load import live_pairs, pair_live_documents
     from pipeline.stores.document_registry import DocumentRegistry
 
@@ -86,7 +74,7 @@ def cmd_pairs(args: argparse.Namespace) -> int:
     option = next((name for name in DECLARATIONS if getattr(args, name, None)), None)
     if option is not None:
         doc_ids = _known_documents(getattr(args, option), registry)
-        _refuse_while_a_batch_runs(settings)
+        refuse_while_a_batch_runs(settings, f"rosetta pairs --{option}")
         translation, declared_as = DECLARATIONS[option]
         registry.declare(doc_ids, translation)
         summary = pair_live_documents(settings, report=print, declared=registry.declarations(doc_ids), only=doc_ids)
@@ -94,7 +82,7 @@ def cmd_pairs(args: argparse.Namespace) -> int:
               f"{summary['documents']} rewritten")
         return 0
     if args.refresh:
-        _refuse_while_a_batch_runs(settings)
+        refuse_while_a_batch_runs(settings, "rosetta pairs --refresh")
         summary = pair_live_documents(settings, report=print, declared=registry.declarations())
         print(f"{summary['chunks']} chunk(s) of {summary['documents']} document(s) rewritten")
         return 0
