@@ -76,7 +76,8 @@ def dev_runs(retriever: Retriever, queries: list[dict], vectors: np.ndarray, min
     for q, raw in zip(queries, vectors):
         lang = retriever.query_language(q["text"])
         vector = retriever.align(raw[None], lang)[0]
-        runs.append(QueryRun(q, lang, retriever.candidates(q["text"], lang, vector, lexical_min_match=min_match), 0.0))
+        runs.append(QueryRun(q, lang, retriever.candidates(q["text"], lang, vector, lexical_min_match=min_match), 0.0,
+                             vector))
     return runs
 
 
@@ -138,7 +139,7 @@ def no_answer_rows(retriever: Retriever, runs: list[QueryRun], params: FusionPar
 
 def across_rows(retriever: Retriever, runs: list[QueryRun], params: FusionParams) -> list[Row]:
     """The ``absent`` traps and answerable queries again, each query's own language out of the pool."""
-    return no_answer_rows(retriever, [across_languages(r) for r in runs], params)[0]
+    return no_answer_rows(retriever, [across_languages(retriever, r) for r in runs], params)[0]
 
 
 def refusal_curve(scores: np.ndarray, answerable: np.ndarray, correct: np.ndarray, bars: np.ndarray,

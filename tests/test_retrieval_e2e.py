@@ -112,6 +112,12 @@ def test_lexical_leg_reads_only_the_query_language(five_languages, settings, wea
         assert lexical and {c.lang for c in lexical} == {lang}
         # while the vector leg ranks chunks of every language
         assert {c.lang for c in found if c.vector_rank is not None} == set(LANGS)
+        # rosetta eval's view of a corpus without the query's language: the vector leg asked
+        # again over the other languages, as many chunks as from the whole corpus
+        elsewhere = retriever.candidates(query, lang, vector, other_than=lang)
+        assert {c.lang for c in elsewhere} == set(LANGS) - {lang}
+        assert all(c.lexical_rank is None for c in elsewhere)
+        assert len(elsewhere) == settings.retrieval.vector_candidates
 
 
 def test_search_command_prints_groups_as_json(five_languages, settings, capsys):

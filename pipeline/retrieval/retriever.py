@@ -122,18 +122,22 @@ class Retriever:
         return self.align(self.embedder.encode([query], query=True), lang)[0]
 
     def candidates(self, query: str, query_lang: str, vector: np.ndarray, mode: Mode = "hybrid",
-                   lang: str | None = None, lexical_min_match: int | None = None) -> list[Candidate]:
+                   lang: str | None = None, lexical_min_match: int | None = None,
+                   other_than: str | None = None) -> list[Candidate]:
         """The vector leg's nearest chunks (any language, or ``lang``) joined with the lexical
-        leg's hits over chunks in the query's language."""
+        leg's hits over chunks in the query's language. ``other_than``: the vector leg alone,
+        over the chunks in other languages than this one (``rosetta eval``'s view of a corpus
+        without the query's language)."""
         r = self.settings.retrieval
-        filters = Filter.by_property("lang").equal(lang) if lang else None
+        filters = (Filter.by_property("lang").equal(lang) if lang
+                   else Filter.by_property("lang").not_equal(other_than) if other_than else None)
         found: dict[str, Candidate] = {}
         nearest = self.collection.query.near_vector(near_vector=vector.tolist(), limit=r.vector_candidates,
                                                     filters=filters, include_vector=True)
         for rank, obj in enumerate(nearest.objects):
             found[str(obj.uuid)] = self._candidate(obj, vector)
             found[str(obj.uuid)].vector_rank = rank
-        if mode == "hybrid" and lang in (None, query_lang):
+        if mode == "hybrid" and other_than is None and lang in (None, query_lang):
             tokenization = self.settings.languages[query_lang].tokenization
             wanted = self.lexical_min_match if lexical_min_match is None else lexical_min_match
             lexical = self.collection.query.bm25(
