@@ -434,6 +434,8 @@ def test_eval_on_a_small_set_reports_every_view_and_refuses_a_missing_first_sent
     # of the refusals, the traps' share: the answerable first sentences are served, so the
     # refusals are the traps' (None where nothing was refused)
     assert figures["hybrid"]["type:first_sentence"]["no_answer_precision"] >= 0.8
+    # every answerable query again, its passage in its own language left out of the pool
+    assert figures["answer_elsewhere"]["hybrid"]["all"]["queries"] == figures["hybrid"]["all"]["queries"]
     assert {"de", "es", "ja", "zh", "type:heading", "same language, type:first_sentence",
             "as stored: de", "as stored: zh"} <= set(figures["cross_lingual"])
     assert set(bars(figures)) == {"hybrid hit@5 >= 0.92 in every query language", "hybrid never below vector-only",

@@ -118,6 +118,10 @@ def test_lexical_leg_reads_only_the_query_language(five_languages, settings, wea
         assert {c.lang for c in elsewhere} == set(LANGS) - {lang}
         assert all(c.lexical_rank is None for c in elsewhere)
         assert len(elsewhere) == settings.retrieval.vector_candidates
+        # and a corpus without one passage: the best lexical hit left out of both legs
+        best = min(lexical, key=lambda c: c.lexical_rank)
+        without = retriever.candidates(query, lang, vector, lexical_min_match=1, leave_out=best.uuid)
+        assert best.uuid not in {c.uuid for c in without} and any(c.lexical_rank is not None for c in without)
 
 
 def test_search_command_prints_groups_as_json(five_languages, settings, capsys):

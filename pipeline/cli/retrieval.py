@@ -143,6 +143,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print("across languages (each query's own language taken out of its candidates; its traps judged by "
                   "the across-languages models):")
             print(table([_row(k, v) for k, v in figures["across_languages"].items()], columns))
+            print("the answer in other languages only (its passage in the query's language taken out, the "
+                  "language's other passages kept), vector and hybrid:")
+            for mode in ("vector", "hybrid"):
+                print(table([_row(f"{mode} {k}", v) for k, v in figures["answer_elsewhere"][mode].items()
+                             if k == "all" or k.startswith("lang:")], columns[:6]))
             print("cross-lingual by vector (as `rosetta embed` gives them), de/es/zh/ja queries against English "
                   "passages only; by type; English queries by type (no translation); and against the passages as "
                   "stored, heading first:")

@@ -94,6 +94,11 @@ def aligned(settings: Settings, embedder: Embedder, vectors: np.ndarray, langs: 
     return out
 
 
+def passage_uuid(passage: dict[str, Any]) -> str:
+    """A golden passage's uuid in the pool (``load_pool``)."""
+    return str(generate_uuid5(passage["id"]))
+
+
 def load_pool(client, settings: Settings, golden: dict[str, Any], sha256: str, embedder: Embedder) -> str:
     """The golden pool in its own collection (made once per set and embedder); its name."""
     name = f"{settings.weaviate.collection}Eval_{hashlib.sha1(f'{sha256}|{embedder_id(embedder)}'.encode()).hexdigest()[:12]}"
@@ -104,7 +109,7 @@ def load_pool(client, settings: Settings, golden: dict[str, Any], sha256: str, e
         client.collections.delete(name)
     langs = [p["lang"] for p in passages]
     vectors = aligned(settings, embedder, encode_cached(settings, embedder, [p["text"] for p in passages]), langs)
-    objects = [(str(generate_uuid5(p["id"])), {"text": p["text"], "lang": p["lang"], "doc_id": f"{golden['name']}-{p['lang']}",
+    objects = [(passage_uuid(p), {"text": p["text"], "lang": p["lang"], "doc_id": f"{golden['name']}-{p['lang']}",
                                               "chunk_id": p["id"], "source_path": p["section"],
                                               "heading_path": [p["heading"]]}, v.tolist())
                for p, v in zip(passages, vectors)]
@@ -131,6 +136,16 @@ def across_languages(retriever: Retriever, run: QueryRun) -> QueryRun:
     again")."""
     return QueryRun(run.query, run.query_lang,
                     retriever.candidates(run.query["text"], run.query_lang, run.vector, other_than=run.query_lang),
+                    run.seconds, run.vector)
+
+
+def answer_elsewhere(retriever: Retriever, run: QueryRun, passage_uuid: str) -> QueryRun:
+    """The run as a corpus that holds the answer only in other languages gives it: the
+    answer's passage in the query's language left out of both legs, every other passage of
+    that language kept (a German question, German manuals on other topics, the regulation
+    that answers it in English only)."""
+    return QueryRun(run.query, run.query_lang,
+                    retriever.candidates(run.query["text"], run.query_lang, run.vector, leave_out=passage_uuid),
                     run.seconds, run.vector)
 
 
@@ -262,6 +277,8 @@ def evaluate_retrieval(settings: Settings, client, golden: Path | None = None, e
     queries = [q for q in data["queries"] if split == "all" or q["split"] == split]
     result: dict[str, Any] = {"golden_set": str(golden), "golden_sha256": sha256, "split": split,
                               "passages": len(data["passages"]), "queries": len(queries), "embedders": {}}
+    # each section's passage per language, as load_pool stores it (its uuid)
+    uuids = {(p["section"], p["lang"]): passage_uuid(p) for p in data["passages"]}
     for name in embedders or [settings.embedding.model]:
         embedder = get_embedder(name, settings.embedding.batch_size)
         retriever = Retriever(settings, client, load_pool(client, settings, data, sha256, embedder), name)
@@ -278,6 +295,9 @@ def evaluate_retrieval(settings: Settings, client, golden: Path | None = None, e
             **score_runs(runs, retriever, fusion, refusal),
             "across_languages": score_runs([across_languages(retriever, r) for r in runs], retriever, fusion,
                                            refusal)["hybrid"],
+            "answer_elsewhere": score_runs([answer_elsewhere(retriever, r, uuids[(r.query["relevant"], r.query["lang"])])
+                                            for r in runs if (r.query["relevant"], r.query["lang"]) in uuids],
+                                           retriever, fusion, refusal),
             "language_detected": round(float(np.mean([r.query_lang == r.query["lang"] for r in runs])), 4),
             "ms_per_query": {"mean": round(float(seconds.mean()), 1), "p95": round(float(np.percentile(seconds, 95)), 1)},
             "cross_lingual": cross_lingual(settings, data, embedder, queries),

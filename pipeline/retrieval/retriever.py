@@ -123,14 +123,18 @@ class Retriever:
 
     def candidates(self, query: str, query_lang: str, vector: np.ndarray, mode: Mode = "hybrid",
                    lang: str | None = None, lexical_min_match: int | None = None,
-                   other_than: str | None = None) -> list[Candidate]:
+                   other_than: str | None = None, leave_out: str | None = None) -> list[Candidate]:
         """The vector leg's nearest chunks (any language, or ``lang``) joined with the lexical
-        leg's hits over chunks in the query's language. ``other_than``: the vector leg alone,
-        over the chunks in other languages than this one (``rosetta eval``'s view of a corpus
-        without the query's language)."""
+        leg's hits over chunks in the query's language. ``rosetta eval``'s views of other
+        corpora: ``other_than``, the vector leg alone over the chunks in other languages than
+        this one (a corpus without the query's language); ``leave_out``, both legs without the
+        chunk of this uuid (a corpus without the answer's passage in the query's language)."""
         r = self.settings.retrieval
         filters = (Filter.by_property("lang").equal(lang) if lang
                    else Filter.by_property("lang").not_equal(other_than) if other_than else None)
+        if leave_out is not None:
+            without = Filter.by_id().not_equal(leave_out)
+            filters = without if filters is None else filters & without
         found: dict[str, Candidate] = {}
         nearest = self.collection.query.near_vector(near_vector=vector.tolist(), limit=r.vector_candidates,
                                                     filters=filters, include_vector=True)
@@ -143,6 +147,7 @@ class Retriever:
             lexical = self.collection.query.bm25(
                 query=query, query_properties=[vector_store.lexical_property(query_lang)], limit=r.lexical_candidates,
                 operator=BM25Operator.or_(minimum_match=min_match(query, tokenization, wanted)),
+                filters=None if leave_out is None else Filter.by_id().not_equal(leave_out),
                 include_vector=True, return_metadata=MetadataQuery(score=True))
             for rank, obj in enumerate(lexical.objects):
                 found.setdefault(str(obj.uuid), self._candidate(obj, vector)).lexical_rank = rank
