@@ -7,17 +7,18 @@ hybrid hit@5 per query language, the lowest language, MRR@10, and vector-only fo
 reference. The best setting: the highest lowest-language hit@5, then MRR@10. Then the
 translation-group similarity (best F1 of the translations listed under a hit: precision =
 same section, recall = of that section's other-language passages among the candidates) and
-the no-answer models (pipeline/retrieval/refusal.py), one per query form (question, phrase
+the same-language penalty (``choose_penalty``: the view with the answer in other languages
+only), the no-answer models (pipeline/retrieval/refusal.py), one per query form (question, phrase
 or sentence; the phrase/sentence cut chosen from SENTENCE_WORDS): each fitted on the dev
 split's answerable queries and ``absent`` traps (their answer is in no passage) of its
 form, its bar the highest that costs each query type of the
 form (heading, first sentence, paraphrase, question) at most five points of its answerable
 queries' hit@5; the ``on_topic`` traps (sections cut from the pool,
 often answered by a look-alike) are only reported at those bars. At the chosen cut, the
-``across_languages`` models are fitted the same way on the dev runs with each query's own
-language taken out of its candidates (refusal.ACROSS_FEATURES).
+``across_languages`` models are fitted the same way on the dev runs asked again over the
+chunks in other languages than the query's (refusal.ACROSS_FEATURES).
 
-    .venv/bin/python benchmarks/tune_retrieval.py [--embedder NAME ...] [--no-answer-only]
+    .venv/bin/python benchmarks/tune_retrieval.py [--embedder NAME ...] [--no-answer-only | --penalty-only]
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import hashlib
 import itertools
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -40,10 +41,12 @@ from pipeline.retrieval.evaluation import (
     ON_TOPIC,
     QueryRun,
     across_languages,
+    answer_elsewhere,
     encode_cached,
     golden_path,
     leg,
     load_pool,
+    passage_uuid,
     section_rank,
     trap_kind,
 )
@@ -64,6 +67,7 @@ from pipeline.retrieval.retriever import Retriever
 from pipeline.stores import vector_store
 
 WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
+PENALTIES = (0.0, 0.02, 0.04, 0.06, 0.08, 0.1, 0.12)
 OFFSETS = (1, 3)
 MIN_MATCH = (1, 2)
 # 0.01 apart: a grid 0.1 apart missed the concatenation's best (docs/benchmarks.md)
@@ -91,6 +95,25 @@ def figures(retriever: Retriever, runs: list[QueryRun], params: FusionParams, mo
     hit5 = {lang: float(np.mean(np.array(r) < 5)) for lang, r in sorted(per_lang.items())}
     ranks = np.array([r for rs in per_lang.values() for r in rs], dtype=float)
     return {"hit5": hit5, "min_hit5": min(hit5.values()), "mrr10": float(np.where(ranks < 10, 1 / (ranks + 1), 0).mean())}
+
+
+def choose_penalty(retriever: Retriever, runs: list[QueryRun], data: dict, params: FusionParams) -> float:
+    """The same-language penalty: the one with the highest sum of the lowest language's
+    hybrid hit@5 over the full pool and where the answer stands in other languages only
+    (``evaluation.answer_elsewhere``: the dev queries asked again without their answer's
+    passage in their own language); both are a user's ordinary case. Ties: the smaller."""
+    uuids = {(p["section"], p["lang"]): passage_uuid(p) for p in data["passages"]}
+    elsewhere = [answer_elsewhere(retriever, r, uuids[(r.query["relevant"], r.query["lang"])])
+                 for r in runs if (r.query["relevant"], r.query["lang"]) in uuids]
+    rows = []
+    for penalty in PENALTIES:
+        chosen = replace(params, same_language_penalty=penalty)
+        full, moved = figures(retriever, runs, chosen, "hybrid"), figures(retriever, elsewhere, chosen, "hybrid")
+        rows.append((penalty, full["min_hit5"], moved["min_hit5"]))
+        print(f"  same_language_penalty {penalty}: full pool min hit@5 {full['min_hit5']:.3f} "
+              f"{json.dumps({k: round(v, 3) for k, v in full['hit5'].items()})}; answer elsewhere min hit@5 "
+              f"{moved['min_hit5']:.3f} {json.dumps({k: round(v, 3) for k, v in moved['hit5'].items()})}")
+    return max(rows, key=lambda r: (round(r[1] + r[2], 6), -r[0]))[0]
 
 
 def group_quality(retriever: Retriever, runs: list[QueryRun], params: FusionParams) -> tuple[float, float]:
@@ -248,6 +271,9 @@ def main() -> int:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--no-answer-only", action="store_true",
                         help="keep the embedder's configured fusion and group settings; fit the no-answer models alone")
+    parser.add_argument("--penalty-only", action="store_true",
+                        help="keep the configured lexical and group settings; choose the same-language penalty, "
+                             "then fit the no-answer models under it")
     args = parser.parse_args()
     settings = get_settings()
     path = golden_path(settings)
@@ -261,10 +287,14 @@ def main() -> int:
             retriever = Retriever(settings, client, load_pool(client, settings, data, sha256, embedder), name)
             vectors = encode_cached(settings, embedder, [q["text"] for q in queries], query=True)
             parts = isinstance(embedder, Concatenated)
-            if args.no_answer_only:
+            if args.no_answer_only or args.penalty_only:
                 params = retriever.fusion
                 runs = dev_runs(retriever, queries, vectors, retriever.lexical_min_match)
-                report[name] = {"no_answer": choose_no_answer(*no_answer_rows(retriever, runs, params),
+                if args.penalty_only:
+                    params = replace(params, same_language_penalty=choose_penalty(retriever, runs, data, params))
+                    print(f"  chosen same_language_penalty {params.same_language_penalty}")
+                report[name] = {"same_language_penalty": params.same_language_penalty,
+                                "no_answer": choose_no_answer(*no_answer_rows(retriever, runs, params),
                                                               across_rows(retriever, runs, params), parts),
                                 "dev": figures(retriever, runs, params, "hybrid")}
                 print(f"  chosen: {report[name]}")
@@ -290,8 +320,9 @@ def main() -> int:
                       f"translations listed: precision {precision:.3f} recall {recall:.3f}")
             group = max(groups)[1]
             params = FusionParams(weight, offset, group)
+            params = replace(params, same_language_penalty=choose_penalty(retriever, runs[m], data, params))
             report[name] = {"lexical_weight": weight, "lexical_rank_offset": offset, "lexical_min_match": m,
-                            "group_similarity": group,
+                            "group_similarity": group, "same_language_penalty": params.same_language_penalty,
                             "no_answer": choose_no_answer(*no_answer_rows(retriever, runs[m], params),
                                                           across_rows(retriever, runs[m], params), parts),
                             "dev": figures(retriever, runs[m], params, "hybrid")}

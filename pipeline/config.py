@@ -116,6 +116,7 @@ class EmbedderTuning(_Section):
     lexical_min_match: int
     group_similarity: float
     no_answer: NoAnswerForms
+    same_language_penalty: float = 0.0  # off a query-language chunk's vector similarity (fusion.fuse)
 
 
 class RetrievalConfig(_Section):

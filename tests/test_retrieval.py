@@ -33,6 +33,19 @@ def candidate(uuid: str, lang: str, doc: str, vector: np.ndarray, similarity: fl
     return Candidate(uuid, {"lang": lang, "doc_id": doc}, vector, similarity, lexical_rank=lexical_rank)
 
 
+def test_the_same_language_penalty_lets_an_answer_in_another_language_past_a_look_alike_in_the_query_language():
+    """A German question over German manuals and an English regulation: e5 puts a German
+    passage on another topic (0.80) above the English answer (0.76); the penalty taken off the
+    query language's chunks puts the answer first, and leaves the order within a language."""
+    v = unit(1, 0, 0)
+    ranked = [candidate("manual", "de", "manual-de", v, 0.80), candidate("regulation", "en", "reg-en", v, 0.76),
+              candidate("other manual", "de", "manual-de", v, 0.79)]
+    assert [c.uuid for c in fuse(ranked, PARAMS, "de")] == ["manual", "other manual", "regulation"]
+    penalised = FusionParams(0.1, 1, 0.7, same_language_penalty=0.06)
+    assert [c.uuid for c in fuse(ranked, penalised, "de")] == ["regulation", "manual", "other manual"]
+    assert [c.uuid for c in fuse(ranked, penalised, "en")] == ["manual", "other manual", "regulation"]
+
+
 def test_lexical_bonus_reorders_close_hits_but_cannot_lift_a_far_one():
     v = unit(1, 0, 0)
     close = [candidate("a", "de", "d", v, 0.62), candidate("b", "de", "d", v, 0.60, lexical_rank=0)]

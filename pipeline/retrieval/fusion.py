@@ -100,6 +100,9 @@ class FusionParams:
     lexical_weight: float
     lexical_rank_offset: int
     group_similarity: float
+    # taken off the vector similarity of a chunk in the query's language: e5 puts a passage in
+    # the query's own language closer than its answer in another (docs/retrieval.md, step 5)
+    same_language_penalty: float = 0.0
 
 
 @cache
@@ -107,11 +110,12 @@ def _blas() -> ThreadpoolController:
     return ThreadpoolController()
 
 
-def fuse(candidates: list[Candidate], params: FusionParams) -> list[Candidate]:
-    """Score every candidate (vector similarity + the rank-weighted lexical bonus), best first."""
+def fuse(candidates: list[Candidate], params: FusionParams, query_lang: str | None = None) -> list[Candidate]:
+    """Score every candidate (vector similarity, less the same-language penalty for a chunk in
+    ``query_lang``, + the rank-weighted lexical bonus), best first."""
     for c in candidates:
         bonus = params.lexical_weight / (c.lexical_rank + params.lexical_rank_offset) if c.lexical_rank is not None else 0.0
-        c.score = c.similarity + bonus
+        c.score = c.similarity - params.same_language_penalty * (c.lang == query_lang) + bonus
     return sorted(candidates, key=lambda c: (-c.score, c.uuid))
 
 
@@ -195,7 +199,8 @@ def group_translations(ranked: list[Candidate], query_lang: str, reference_lang:
       a chunk next to the seed in its document is (``_stands_for``).
     The other chunks of the sections numbered as the seed's, in the languages the hit lists
     rather than shows, seed no hit of their own (they would show that section again in
-    another language); a later hit may still list them. Last, a remaining chunk of another
+    another language), nor do the shown section's own chunks in another language (a passage
+    its document left untranslated); a later hit may still list them. Last, a remaining chunk of another
     document in a member's language that reaches ``group_similarity`` to it and holds the
     same text (``is_copy``) joins as a copy: it would show that text again.
     """
@@ -245,6 +250,8 @@ def group_translations(ranked: list[Candidate], query_lang: str, reference_lang:
             chosen = next((m for m in members if langs[m] == reference_lang), seed)
         for m in [m for m in members if langs[m] != langs[chosen] and clause_ids[m] and keys[m] == keys[seed]]:
             seeds[(docs == docs[m]) & (clause_ids == clause_ids[m])] = False
+        if clause_ids[chosen]:  # a passage left untranslated in the shown section (English in the German guide)
+            seeds[(docs == docs[chosen]) & (clause_ids == clause_ids[chosen]) & (langs != langs[chosen])] = False
         copies: list[int] = []
         for m in members:
             for j in np.flatnonzero(free & (langs == langs[m]) & (docs != docs[m])

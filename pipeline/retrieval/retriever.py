@@ -68,7 +68,7 @@ def tuning(settings: Settings, embedder: str) -> EmbedderTuning:
 
 def fusion_params(settings: Settings, embedder: str) -> FusionParams:
     t = tuning(settings, embedder)
-    return FusionParams(t.lexical_weight, t.lexical_rank_offset, t.group_similarity)
+    return FusionParams(t.lexical_weight, t.lexical_rank_offset, t.group_similarity, t.same_language_penalty)
 
 
 def no_answer_model(settings: Settings, embedder: str) -> NoAnswerDecision | None:
@@ -163,7 +163,8 @@ class Retriever:
     def rank(self, candidates: list[Candidate], query_lang: str, params: FusionParams | None = None,
              limit: int = 10) -> list[Group]:
         params = params or self.fusion
-        return group_translations(fuse(candidates, params), query_lang, self.settings.reference_language, params, limit)
+        return group_translations(fuse(candidates, params, query_lang), query_lang, self.settings.reference_language,
+                                  params, limit)
 
     def judge(self, query: str, query_lang: str, groups: list[Group], candidates: list[Candidate],
               ) -> tuple[float, float]:
