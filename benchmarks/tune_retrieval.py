@@ -41,12 +41,11 @@ from pipeline.retrieval.evaluation import (
     ON_TOPIC,
     QueryRun,
     across_languages,
-    answer_elsewhere,
+    answer_elsewhere_runs,
     encode_cached,
     golden_path,
     leg,
     load_pool,
-    passage_uuid,
     section_rank,
     trap_kind,
 )
@@ -102,9 +101,7 @@ def choose_penalty(retriever: Retriever, runs: list[QueryRun], data: dict, param
     hybrid hit@5 over the full pool and where the answer stands in other languages only
     (``evaluation.answer_elsewhere``: the dev queries asked again without their answer's
     passage in their own language); both are a user's ordinary case. Ties: the smaller."""
-    uuids = {(p["section"], p["lang"]): passage_uuid(p) for p in data["passages"]}
-    elsewhere = [answer_elsewhere(retriever, r, uuids[(r.query["relevant"], r.query["lang"])])
-                 for r in runs if (r.query["relevant"], r.query["lang"]) in uuids]
+    elsewhere = answer_elsewhere_runs(retriever, runs, data["passages"])
     rows = []
     for penalty in PENALTIES:
         chosen = replace(params, same_language_penalty=penalty)

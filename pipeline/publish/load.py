@@ -47,7 +47,6 @@ def with_partners(objects: list[tuple[str, dict[str, Any], list[float]]], live, 
     ``declared_pairs``); a declared document neither in the batch nor live is passed over (its
     own batch will read the declaration when it loads)."""
     batch_keys = {p["doc_id"]: document_key(p) for _, p, _ in objects}
-    batch_doc_ids = set(batch_keys)
     listed = ["doc_id", "source_sha256", "chunk_index"]
 
     def key_of(doc_id: str) -> str | None:
@@ -68,7 +67,7 @@ def with_partners(objects: list[tuple[str, dict[str, Any], list[float]]], live, 
         found = live.query.near_vector(near_vector=vector.tolist(), limit=3 * pairing.NEIGHBOURS,
                                        distance=1 - bar, filters=Filter.by_property("lang").not_equal(lang),
                                        return_properties=listed)
-        keys = [document_key(o.properties) for o in found.objects if o.properties.get("doc_id") not in batch_doc_ids]
+        keys = [document_key(o.properties) for o in found.objects if o.properties.get("doc_id") not in batch_keys]
         return list(dict.fromkeys(keys))[:pairing.NEIGHBOURS]
 
     def live_neighbours(vectors: np.ndarray, langs: list[str]) -> list[list[str]]:

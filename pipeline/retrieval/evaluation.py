@@ -149,6 +149,14 @@ def answer_elsewhere(retriever: Retriever, run: QueryRun, passage_uuid: str) -> 
                     run.seconds, run.vector)
 
 
+def answer_elsewhere_runs(retriever: Retriever, runs: list[QueryRun], passages: list[dict[str, Any]],
+                          ) -> list[QueryRun]:
+    """``answer_elsewhere`` for every answerable run whose answer has a passage in its language."""
+    uuids = {(p["section"], p["lang"]): passage_uuid(p) for p in passages}
+    return [answer_elsewhere(retriever, r, uuids[(r.query["relevant"], r.query["lang"])])
+            for r in runs if (r.query["relevant"], r.query["lang"]) in uuids]
+
+
 def leg(candidates: list[Candidate], mode: str) -> list[Candidate]:
     """The candidates a mode ranks: vector-only drops the lexical leg's hits and bonus."""
     if mode == "hybrid":
@@ -277,8 +285,6 @@ def evaluate_retrieval(settings: Settings, client, golden: Path | None = None, e
     queries = [q for q in data["queries"] if split == "all" or q["split"] == split]
     result: dict[str, Any] = {"golden_set": str(golden), "golden_sha256": sha256, "split": split,
                               "passages": len(data["passages"]), "queries": len(queries), "embedders": {}}
-    # each section's passage per language, as load_pool stores it (its uuid)
-    uuids = {(p["section"], p["lang"]): passage_uuid(p) for p in data["passages"]}
     for name in embedders or [settings.embedding.model]:
         embedder = get_embedder(name, settings.embedding.batch_size)
         retriever = Retriever(settings, client, load_pool(client, settings, data, sha256, embedder), name)
@@ -295,9 +301,8 @@ def evaluate_retrieval(settings: Settings, client, golden: Path | None = None, e
             **score_runs(runs, retriever, fusion, refusal),
             "across_languages": score_runs([across_languages(retriever, r) for r in runs], retriever, fusion,
                                            refusal)["hybrid"],
-            "answer_elsewhere": score_runs([answer_elsewhere(retriever, r, uuids[(r.query["relevant"], r.query["lang"])])
-                                            for r in runs if (r.query["relevant"], r.query["lang"]) in uuids],
-                                           retriever, fusion, refusal),
+            "answer_elsewhere": score_runs(answer_elsewhere_runs(retriever, runs, data["passages"]), retriever, fusion,
+                                           refusal),
             "language_detected": round(float(np.mean([r.query_lang == r.query["lang"] for r in runs])), 4),
             "ms_per_query": {"mean": round(float(seconds.mean()), 1), "p95": round(float(np.percentile(seconds, 95)), 1)},
             "cross_lingual": cross_lingual(settings, data, embedder, queries),

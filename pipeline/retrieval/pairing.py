@@ -129,10 +129,8 @@ def pair_batch(batch: dict[str, LoadedDocument], bar: float,
     decided: dict[frozenset[str], bool] = dict(declared or {})
     partners: dict[str, set[str]] = {k: set() for k in keys}
     for pair, translation in decided.items():
-        first, second = sorted(pair)
-        for key, other in ((first, second), (second, first)):
-            if translation and key in partners:
-                partners[key].add(other)
+        for key in pair & partners.keys() if translation else ():
+            partners[key] |= pair - {key}
     for index, key in enumerate(keys):
         document = batch[key]
         met: Counter[str] = Counter()

@@ -132,8 +132,8 @@ class Retriever:
         r = self.settings.retrieval
         filters = (Filter.by_property("lang").equal(lang) if lang
                    else Filter.by_property("lang").not_equal(other_than) if other_than else None)
-        if leave_out is not None:
-            without = Filter.by_id().not_equal(leave_out)
+        without = None if leave_out is None else Filter.by_id().not_equal(leave_out)
+        if without is not None:
             filters = without if filters is None else filters & without
         found: dict[str, Candidate] = {}
         nearest = self.collection.query.near_vector(near_vector=vector.tolist(), limit=r.vector_candidates,
@@ -147,7 +147,7 @@ class Retriever:
             lexical = self.collection.query.bm25(
                 query=query, query_properties=[vector_store.lexical_property(query_lang)], limit=r.lexical_candidates,
                 operator=BM25Operator.or_(minimum_match=min_match(query, tokenization, wanted)),
-                filters=None if leave_out is None else Filter.by_id().not_equal(leave_out),
+                filters=without,
                 include_vector=True, return_metadata=MetadataQuery(score=True))
             for rank, obj in enumerate(lexical.objects):
                 found.setdefault(str(obj.uuid), self._candidate(obj, vector)).lexical_rank = rank
