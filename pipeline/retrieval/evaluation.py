@@ -139,13 +139,13 @@ def across_languages(retriever: Retriever, run: QueryRun) -> QueryRun:
                     run.seconds, run.vector)
 
 
-def answer_elsewhere(retriever: Retriever, run: QueryRun, passage_uuid: str) -> QueryRun:
+def answer_elsewhere(retriever: Retriever, run: QueryRun, left_out: str) -> QueryRun:
     """The run as a corpus that holds the answer only in other languages gives it: the
     answer's passage in the query's language left out of both legs, every other passage of
     that language kept (a German question, German manuals on other topics, the regulation
-    that answers it in English only)."""
+    that answers it in English only); ``left_out``: that passage's uuid."""
     return QueryRun(run.query, run.query_lang,
-                    retriever.candidates(run.query["text"], run.query_lang, run.vector, leave_out=passage_uuid),
+                    retriever.candidates(run.query["text"], run.query_lang, run.vector, leave_out=left_out),
                     run.seconds, run.vector)
 
 
