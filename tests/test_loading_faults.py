@@ -153,6 +153,56 @@ def test_crash_between_qa_and_promotion_is_recovered_on_retry(settings, live, we
     assert not weaviate_server.collections.exists(store.staging_name(settings, "c2"))
 
 
+
+def test_a_promotion_during_an_erasure_waits_for_it(settings, live, weaviate_server, en_pages, monkeypatch):
+    """An erasure copies the live collection away, drops it and copies it back: a batch
+    promoted in between, the erasure's copy already read, would be dropped with it while the
+    registry says loaded. The promotion waits for the erasure to finish instead."""
+    from pipeline.batch import erasure
+
+    load_gate_decide(settings, "e1", stage_batch(settings, "e1", en_pages))
+    late = stage_batch(settings, "e2", {"doc-late": FIXTURES / "zh-small.pdf"})
+    load.load_batch("e2", late, settings)
+    assert qa.run_gate("e2", late, settings)["passed"]
+    staged = len(list(store.iterate_objects(weaviate_server.collections.get(store.staging_name(settings, "e2")),
+                                            include_vector=False)))
+
+    copied, go = threading.Event(), threading.Event()
+    real_ensure = store.ensure_collection
+
+    def ensure_pausing_once_copied(client, settings_, name):
+        # the erasure has read every live object and now makes the collection it copies them to
+        if name.endswith("Rewrite") and threading.current_thread().name == "erasure":
+            copied.set()
+            assert go.wait(60)
+        return real_ensure(client, settings_, name)
+
+    monkeypatch.setattr(store, "ensure_collection", ensure_pausing_once_copied)
+    erasing = threading.Thread(target=erasure.erase_from_weaviate, args=(settings, "doc-en"), name="erasure")
+    erasing.start()
+    assert copied.wait(60)
+    promoting = threading.Thread(target=promote.promote, args=("e2", late, settings))
+    promoting.start()
+    time.sleep(2)
+    assert promoting.is_alive(), "the promotion wrote while the erasure held the live collection"
+    go.set()
+    erasing.join(60)
+    promoting.join(60)
+    after = [p["doc_id"] for p, _ in snapshot(weaviate_server, settings).values()]
+    assert after.count("doc-late") == staged > 0 and "doc-en" not in after
+
+
+def test_a_writer_kept_waiting_too_long_says_who_holds_the_live_collection(settings):
+    from pipeline.stores.write_lock import live_writes
+
+    with live_writes(settings, "erasure of doc-x"):
+        with pytest.raises(TimeoutError, match=r"promotion of batch b9: .*held by erasure of doc-x \(pid \d+"):
+            with live_writes(settings, "promotion of batch b9", wait_s=0.3, poll_s=0.1):
+                pass
+    with live_writes(settings, "promotion of batch b9", wait_s=0.3):  # released: taken at once
+        pass
+
+
 def promote_a_replacement(settings, weaviate_server, en_pages, first: str, second: str) -> tuple[dict, dict]:
     """doc-en promoted in batch ``first``, then replaced by a promoted batch ``second`` that the
     registry records as its last: the live collection after ``first`` and ``second``'s QA report."""

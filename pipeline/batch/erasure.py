@@ -31,6 +31,7 @@ from pipeline.publish import qa
 from pipeline.retrieval.fusion import key_doc_id
 from pipeline.stores import tracking, vector_store
 from pipeline.stores.document_registry import DocumentRegistry, DocumentRow
+from pipeline.stores.write_lock import live_writes
 from pipeline.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -125,7 +126,7 @@ def erase_from_weaviate(settings: Settings, doc_id: str) -> dict[str, Any]:
     prefix, in the chunks of the documents it was paired with)."""
     counts: dict[str, int] = {}
     started = time.monotonic()
-    with vector_store.connect(settings) as client:
+    with live_writes(settings, f"erasure of {doc_id}"), vector_store.connect(settings) as client:
         names = [n for n in [settings.weaviate.collection] if client.collections.exists(n)]
         names += vector_store.staging_collections(client, settings)
         for name in names:

@@ -23,6 +23,7 @@ from pipeline.retrieval.fusion import document_key, key_doc_id
 from pipeline.retrieval.retriever import fusion_params
 from pipeline.stages import EMBED, ENRICH
 from pipeline.stores import vector_store
+from pipeline.stores.write_lock import live_writes
 from pipeline.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -94,7 +95,7 @@ def pair_live_documents(settings: Settings, report: Callable[[str], None] = log.
     place (same uuid, same vector): how a collection loaded before pairing gets paired without
     embedding it again, and how a declaration takes effect. Idempotent; ``report`` gets a line
     per group."""
-    with vector_store.connect(settings) as client:
+    with live_writes(settings, "rosetta pairs"), vector_store.connect(settings) as client:
         if not client.collections.exists(settings.weaviate.collection):
             return {"documents": 0, "paired": 0, "chunks": 0}
         live = vector_store.live_collection(client, settings)

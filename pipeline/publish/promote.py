@@ -17,6 +17,7 @@ from typing import Any
 from pipeline.config import Settings
 from pipeline.publish import qa
 from pipeline.stores import vector_store
+from pipeline.stores.write_lock import live_writes
 from pipeline.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ def promote(batch_id: str, doc_ids: list[str], settings: Settings) -> dict[str, 
     manifest = ws.read_manifest()
     removed_docs = sorted({*doc_ids, *(d.doc_id for d in manifest.deleted)})
     name = vector_store.staging_name(settings, batch_id)
-    with vector_store.connect(settings) as client:
+    with live_writes(settings, f"promotion of batch {batch_id}"), vector_store.connect(settings) as client:
         live = vector_store.live_collection(client, settings)
         if not client.collections.exists(name):
             raise RuntimeError(f"staging collection {name} of batch {batch_id} is gone and the batch is not promoted")
@@ -96,7 +97,7 @@ def rollback_promoted(batch_id: str, settings: Settings) -> dict[str, Any]:
     if journal.get("state") not in ("promoted", "rolling_back"):
         return discard(batch_id, settings)
     backup = ws.read_json(ws.batch_file("replaced_chunks.json"))
-    with vector_store.connect(settings) as client:
+    with live_writes(settings, f"rollback of batch {batch_id}"), vector_store.connect(settings) as client:
         live = vector_store.live_collection(client, settings)
         if journal["state"] == "promoted" or "restore" not in journal:
             journal = {**journal, "state": "rolling_back", **_rollback_plan(live, ws, batch_id, backup)}
