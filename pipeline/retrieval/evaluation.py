@@ -151,10 +151,15 @@ def answer_elsewhere(retriever: Retriever, run: QueryRun, left_out: str) -> Quer
 
 def answer_elsewhere_runs(retriever: Retriever, runs: list[QueryRun], passages: list[dict[str, Any]],
                           ) -> list[QueryRun]:
-    """``answer_elsewhere`` for every answerable run whose answer has a passage in its language."""
+    """``answer_elsewhere`` for every answerable run whose answer has a passage in its language
+    and one in another (a section only in the query's language has no answer left)."""
     uuids = {(p["section"], p["lang"]): passage_uuid(p) for p in passages}
+    languages: dict[str, set[str]] = defaultdict(set)
+    for p in passages:
+        languages[p["section"]].add(p["lang"])
     return [answer_elsewhere(retriever, r, uuids[(r.query["relevant"], r.query["lang"])])
-            for r in runs if (r.query["relevant"], r.query["lang"]) in uuids]
+            for r in runs if (r.query["relevant"], r.query["lang"]) in uuids
+            and languages[r.query["relevant"]] - {r.query["lang"]}]
 
 
 def leg(candidates: list[Candidate], mode: str) -> list[Candidate]:
