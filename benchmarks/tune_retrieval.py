@@ -6,9 +6,10 @@ For each embedder: the dev queries go through both legs once per lexical minimum
 hybrid hit@5 per query language, the lowest language, MRR@10, and vector-only for
 reference. The best setting: the highest lowest-language hit@5, then MRR@10. Then the
 translation-group similarity (best F1 of the translations listed under a hit: precision =
-same section, recall = of that section's other-language passages among the candidates) and
-the same-language penalty (``choose_penalty``: the view with the answer in other languages
-only), the no-answer models (pipeline/retrieval/refusal.py), one per query form (question, phrase
+same section, recall = of that section's other-language passages among the candidates), the
+size of the other-language vector leg with the same-language penalty
+(``choose_other_language_leg``, ``choose_penalty``: with the view with the answer in other
+languages only), the no-answer models (pipeline/retrieval/refusal.py), one per query form (question, phrase
 or sentence; the phrase/sentence cut chosen from SENTENCE_WORDS): each fitted on the dev
 split's answerable queries and ``absent`` traps (their answer is in no passage) of its
 form, its bar the highest that costs each query type of the
@@ -67,6 +68,7 @@ from pipeline.stores import vector_store
 
 WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
 PENALTIES = (0.0, 0.02, 0.04, 0.06, 0.08, 0.1, 0.12)
+OTHER_LANGUAGE_CANDIDATES = (0, 25, 50, 100, 150)
 OFFSETS = (1, 3)
 MIN_MATCH = (1, 2)
 # 0.01 apart: a grid 0.1 apart missed the concatenation's best (docs/benchmarks.md)
@@ -96,21 +98,49 @@ def figures(retriever: Retriever, runs: list[QueryRun], params: FusionParams, mo
     return {"hit5": hit5, "min_hit5": min(hit5.values()), "mrr10": float(np.where(ranks < 10, 1 / (ranks + 1), 0).mean())}
 
 
-def choose_penalty(retriever: Retriever, runs: list[QueryRun], data: dict, params: FusionParams) -> float:
-    """The same-language penalty: the one with the highest sum of the lowest language's
-    hybrid hit@5 over the full pool and where the answer stands in other languages only
-    (``evaluation.answer_elsewhere``: the dev queries asked again without their answer's
-    passage in their own language); both are a user's ordinary case. Ties: the smaller."""
+def choose_penalty(retriever: Retriever, runs: list[QueryRun], data: dict, params: FusionParams,
+                   ) -> tuple[dict[str, float], float]:
+    """The same-language penalty of each query language: the one with the highest sum of that
+    language's hybrid hit@5 over the full pool and where the answer stands in other languages
+    only (``evaluation.answer_elsewhere``: the dev queries asked again without their answer's
+    passage in their own language); both are a user's ordinary case, and a language's penalty
+    moves only its own queries (one shared penalty cost English up to three points of the full
+    pool that German and Chinese did not pay). Ties: the smaller. Returns the penalties and, under
+    them, the sum of the lowest language's hit@5 over both views."""
     elsewhere = answer_elsewhere_runs(retriever, runs, data["passages"])
-    rows = []
+    languages = sorted(retriever.settings.languages)
+    sums: dict[str, list[tuple[float, float]]] = {lang: [] for lang in languages}
     for penalty in PENALTIES:
-        chosen = replace(params, same_language_penalty=penalty)
+        chosen = replace(params, same_language_penalty=dict.fromkeys(languages, penalty))
         full, moved = figures(retriever, runs, chosen, "hybrid"), figures(retriever, elsewhere, chosen, "hybrid")
-        rows.append((penalty, full["min_hit5"], moved["min_hit5"]))
-        print(f"  same_language_penalty {penalty}: full pool min hit@5 {full['min_hit5']:.3f} "
-              f"{json.dumps({k: round(v, 3) for k, v in full['hit5'].items()})}; answer elsewhere min hit@5 "
-              f"{moved['min_hit5']:.3f} {json.dumps({k: round(v, 3) for k, v in moved['hit5'].items()})}")
-    return max(rows, key=lambda r: (round(r[1] + r[2], 6), -r[0]))[0]
+        for lang in languages:
+            sums[lang].append((round(full["hit5"][lang] + moved["hit5"][lang], 6), -penalty))
+        print(f"  same_language_penalty {penalty}: full pool {json.dumps({k: round(v, 3) for k, v in full['hit5'].items()})}"
+              f"; answer elsewhere {json.dumps({k: round(v, 3) for k, v in moved['hit5'].items()})}")
+    penalties = {lang: -max(sums[lang])[1] for lang in languages}
+    chosen = replace(params, same_language_penalty=penalties)
+    return penalties, figures(retriever, runs, chosen, "hybrid")["min_hit5"] + \
+        figures(retriever, elsewhere, chosen, "hybrid")["min_hit5"]
+
+
+def choose_other_language_leg(retriever: Retriever, queries: list[dict], vectors: np.ndarray, min_match: int,
+                              data: dict, params: FusionParams,
+                              ) -> tuple[int, dict[str, float], list[QueryRun]]:
+    """The other-language vector leg's size (``retrieval.other_language_candidates``) with the
+    same-language penalties: per size, the penalties ``choose_penalty`` picks and its sum; the
+    smallest size within half a point of the best sum (each size is a Weaviate call's worth of
+    candidates more to fetch and group). Returns the size, its penalties and its dev runs."""
+    settings = retriever.settings
+    rows = []
+    for size in OTHER_LANGUAGE_CANDIDATES:
+        settings.retrieval.other_language_candidates = size
+        print(f" other_language_candidates {size}:")
+        rows.append((size, *choose_penalty(retriever, dev_runs(retriever, queries, vectors, min_match), data, params)))
+        print(f"  penalties {rows[-1][1]}: lowest language's hit@5, full pool + answer elsewhere, {rows[-1][2]:.3f}")
+    best = max(total for _, _, total in rows)
+    size, penalty, _ = next(r for r in rows if r[2] >= best - 0.005)
+    settings.retrieval.other_language_candidates = size
+    return size, penalty, dev_runs(retriever, queries, vectors, min_match)
 
 
 def group_quality(retriever: Retriever, runs: list[QueryRun], params: FusionParams) -> tuple[float, float]:
@@ -269,8 +299,8 @@ def main() -> int:
     parser.add_argument("--no-answer-only", action="store_true",
                         help="keep the embedder's configured fusion and group settings; fit the no-answer models alone")
     parser.add_argument("--penalty-only", action="store_true",
-                        help="keep the configured lexical and group settings; choose the same-language penalty, "
-                             "then fit the no-answer models under it")
+                        help="keep the configured lexical and group settings; choose the other-language leg's size "
+                             "and the same-language penalty, then fit the no-answer models under them")
     args = parser.parse_args()
     settings = get_settings()
     path = golden_path(settings)
@@ -286,11 +316,15 @@ def main() -> int:
             parts = isinstance(embedder, Concatenated)
             if args.no_answer_only or args.penalty_only:
                 params = retriever.fusion
-                runs = dev_runs(retriever, queries, vectors, retriever.lexical_min_match)
                 if args.penalty_only:
-                    params = replace(params, same_language_penalty=choose_penalty(retriever, runs, data, params))
-                    print(f"  chosen same_language_penalty {params.same_language_penalty}")
-                report[name] = {"same_language_penalty": params.same_language_penalty,
+                    size, penalty, runs = choose_other_language_leg(retriever, queries, vectors,
+                                                                    retriever.lexical_min_match, data, params)
+                    params = replace(params, same_language_penalty=penalty)
+                    print(f"  chosen other_language_candidates {size}, same_language_penalty {penalty}")
+                else:
+                    runs = dev_runs(retriever, queries, vectors, retriever.lexical_min_match)
+                report[name] = {"other_language_candidates": settings.retrieval.other_language_candidates,
+                                "same_language_penalty": params.same_language_penalty,
                                 "no_answer": choose_no_answer(*no_answer_rows(retriever, runs, params),
                                                               across_rows(retriever, runs, params), parts),
                                 "dev": figures(retriever, runs, params, "hybrid")}
@@ -316,13 +350,15 @@ def main() -> int:
                 print(f"  group_similarity {g}: min hit@5 {f['min_hit5']:.3f} MRR@10 {f['mrr10']:.3f}, "
                       f"translations listed: precision {precision:.3f} recall {recall:.3f}")
             group = max(groups)[1]
-            params = FusionParams(weight, offset, group)
-            params = replace(params, same_language_penalty=choose_penalty(retriever, runs[m], data, params))
+            size, penalty, chosen = choose_other_language_leg(retriever, queries, vectors, m, data,
+                                                              FusionParams(weight, offset, group))
+            params = FusionParams(weight, offset, group, penalty)
             report[name] = {"lexical_weight": weight, "lexical_rank_offset": offset, "lexical_min_match": m,
-                            "group_similarity": group, "same_language_penalty": params.same_language_penalty,
-                            "no_answer": choose_no_answer(*no_answer_rows(retriever, runs[m], params),
-                                                          across_rows(retriever, runs[m], params), parts),
-                            "dev": figures(retriever, runs[m], params, "hybrid")}
+                            "group_similarity": group, "other_language_candidates": size,
+                            "same_language_penalty": penalty,
+                            "no_answer": choose_no_answer(*no_answer_rows(retriever, chosen, params),
+                                                          across_rows(retriever, chosen, params), parts),
+                            "dev": figures(retriever, chosen, params, "hybrid")}
             print(f"  chosen: {report[name]}")
     if args.out:
         args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")

@@ -116,11 +116,13 @@ class EmbedderTuning(_Section):
     lexical_min_match: int
     group_similarity: float
     no_answer: NoAnswerForms
-    same_language_penalty: float = 0.0  # off a query-language chunk's vector similarity (fusion.fuse)
+    # by query language: off the vector similarity of a chunk in that language (fusion.fuse); none: 0
+    same_language_penalty: dict[str, float] = {}
 
 
 class RetrievalConfig(_Section):
     vector_candidates: int
+    other_language_candidates: int
     lexical_candidates: int
     embedders: dict[str, EmbedderTuning]  # by embedder name
     golden_set: str

@@ -41,9 +41,12 @@ def test_the_same_language_penalty_lets_an_answer_in_another_language_past_a_loo
     ranked = [candidate("manual", "de", "manual-de", v, 0.80), candidate("regulation", "en", "reg-en", v, 0.76),
               candidate("other manual", "de", "manual-de", v, 0.79)]
     assert [c.uuid for c in fuse(ranked, PARAMS, "de")] == ["manual", "other manual", "regulation"]
-    penalised = FusionParams(0.1, 1, 0.7, same_language_penalty=0.06)
+    penalised = FusionParams(0.1, 1, 0.7, same_language_penalty={"de": 0.06, "en": 0.06})
     assert [c.uuid for c in fuse(ranked, penalised, "de")] == ["regulation", "manual", "other manual"]
     assert [c.uuid for c in fuse(ranked, penalised, "en")] == ["manual", "other manual", "regulation"]
+    # each query language has its own; one without any is ranked as before
+    assert [c.uuid for c in fuse(ranked, FusionParams(0.1, 1, 0.7, same_language_penalty={"en": 0.06}), "de")] \
+        == ["manual", "other manual", "regulation"]
 
 
 def test_lexical_bonus_reorders_close_hits_but_cannot_lift_a_far_one():

@@ -22,6 +22,7 @@ into the hit too.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -100,9 +101,10 @@ class FusionParams:
     lexical_weight: float
     lexical_rank_offset: int
     group_similarity: float
-    # taken off the vector similarity of a chunk in the query's language: e5 puts a passage in
-    # the query's own language closer than its answer in another (docs/retrieval.md, step 5)
-    same_language_penalty: float = 0.0
+    # by query language, taken off the vector similarity of a chunk in the query's language: e5
+    # puts a passage in the query's own language closer than its answer in another
+    # (docs/retrieval.md, step 5); a language without one: 0
+    same_language_penalty: Mapping[str, float] = field(default_factory=dict)
 
 
 @cache
@@ -113,9 +115,10 @@ def _blas() -> ThreadpoolController:
 def fuse(candidates: list[Candidate], params: FusionParams, query_lang: str | None = None) -> list[Candidate]:
     """Score every candidate (vector similarity, less the same-language penalty for a chunk in
     ``query_lang``, + the rank-weighted lexical bonus), best first."""
+    penalty = params.same_language_penalty.get(query_lang, 0.0) if query_lang else 0.0
     for c in candidates:
         bonus = params.lexical_weight / (c.lexical_rank + params.lexical_rank_offset) if c.lexical_rank is not None else 0.0
-        c.score = c.similarity - params.same_language_penalty * (c.lang == query_lang) + bonus
+        c.score = c.similarity - penalty * (c.lang == query_lang) + bonus
     return sorted(candidates, key=lambda c: (-c.score, c.uuid))
 
 

@@ -141,6 +141,17 @@ class Retriever:
         for rank, obj in enumerate(nearest.objects):
             found[str(obj.uuid)] = self._candidate(obj, vector)
             found[str(obj.uuid)].vector_rank = rank
+        if r.other_language_candidates and lang is None and other_than is None:
+            # a query's nearest fifty are mostly its own language's chunks, and the answer that
+            # stands only in another language is often past them (docs/retrieval.md, step 3)
+            elsewhere = Filter.by_property("lang").not_equal(query_lang)
+            farther = self.collection.query.near_vector(
+                near_vector=vector.tolist(), limit=r.other_language_candidates,
+                filters=elsewhere if without is None else elsewhere & without, include_vector=True)
+            for obj in farther.objects:
+                if str(obj.uuid) not in found:  # past the nearest fifty: ranked after them, as it is farther
+                    found[str(obj.uuid)] = self._candidate(obj, vector)
+                    found[str(obj.uuid)].vector_rank = len(found) - 1
         if mode == "hybrid" and other_than is None and lang in (None, query_lang):
             tokenization = self.settings.languages[query_lang].tokenization
             wanted = self.lexical_min_match if lexical_min_match is None else lexical_min_match
