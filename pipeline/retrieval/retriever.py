@@ -3,8 +3,9 @@
 ``Retriever(settings, client).search(query)`` answers one question against the live
 collection (or any collection with the chunk schema): it detects the query's language,
 embeds the query and maps it with that language's production alignment map (the way that
-language's chunks were mapped), asks Weaviate for the nearest chunks in any language and
-for BM25 hits over the chunks in the query's language only, fuses and groups them
+language's chunks were mapped), asks Weaviate for the nearest chunks in any language, the
+nearest in the other languages, and BM25 hits over the chunks in the query's language
+only, fuses and groups them
 (pipeline/retrieval/fusion.py), and answers "no passage found" when the no-answer model
 (pipeline/retrieval/refusal.py) doubts that the best hit answers.
 """
@@ -124,11 +125,12 @@ class Retriever:
     def candidates(self, query: str, query_lang: str, vector: np.ndarray, mode: Mode = "hybrid",
                    lang: str | None = None, lexical_min_match: int | None = None,
                    other_than: str | None = None, leave_out: str | None = None) -> list[Candidate]:
-        """The vector leg's nearest chunks (any language, or ``lang``) joined with the lexical
-        leg's hits over chunks in the query's language. ``rosetta eval``'s views of other
-        corpora: ``other_than``, the vector leg alone over the chunks in other languages than
-        this one (a corpus without the query's language); ``leave_out``, both legs without the
-        chunk of this uuid (a corpus without the answer's passage in the query's language)."""
+        """The vector leg's nearest chunks (any language, then the other languages than the
+        query's; or ``lang`` alone) joined with the lexical leg's hits over chunks in the
+        query's language. ``rosetta eval``'s views of other corpora: ``other_than``, the
+        vector leg alone over the chunks in other languages than this one (a corpus without
+        the query's language); ``leave_out``, both legs without the chunk of this uuid (a
+        corpus without the answer's passage in the query's language)."""
         r = self.settings.retrieval
         filters = (Filter.by_property("lang").equal(lang) if lang
                    else Filter.by_property("lang").not_equal(other_than) if other_than else None)
