@@ -140,6 +140,7 @@ def choose_other_language_leg(retriever: Retriever, queries: list[dict], vectors
     best = max(total for _, _, total in rows)
     size, penalty, _ = next(r for r in rows if r[2] >= best - 0.005)
     settings.retrieval.other_language_candidates = size
+    # asked again rather than kept: a size's runs hold every candidate's vector (about a GB)
     return size, penalty, dev_runs(retriever, queries, vectors, min_match)
 
 

@@ -153,7 +153,6 @@ def test_crash_between_qa_and_promotion_is_recovered_on_retry(settings, live, we
     assert not weaviate_server.collections.exists(store.staging_name(settings, "c2"))
 
 
-
 def test_a_promotion_during_an_erasure_waits_for_it(settings, live, weaviate_server, en_pages, monkeypatch):
     """An erasure copies the live collection away, drops it and copies it back: a batch
     promoted in between, the erasure's copy already read, would be dropped with it while the

@@ -423,10 +423,10 @@ def test_e5_encodes_a_question_unlike_the_same_text_as_a_passage():
 def test_eval_on_a_small_set_reports_every_view_and_refuses_a_missing_first_sentence(settings, weaviate_server,
                                                                                      tmp_path):
     """Twelve sections in five languages and one in English only, their dev queries and nine
-    traps, through rosetta eval's code against the real Weaviate: a first sentence stands verbatim in its passage,
-    so the hybrid retriever puts it first in every language; a trap's first sentence is
-    missing from the pool, and the no-answer decision refuses it; on-topic traps are
-    counted apart from the bar's."""
+    traps, through rosetta eval's code against the real Weaviate: a first sentence stands
+    verbatim in its passage, so the hybrid retriever puts it first in every language; a
+    trap's first sentence is missing from the pool, and the no-answer decision refuses it;
+    on-topic traps are counted apart from the bar's."""
     from pipeline.cli.retrieval import bars
     from pipeline.retrieval.evaluation import ABSENT, ON_TOPIC, evaluate_retrieval, golden_path, trap_kind
 

@@ -126,7 +126,6 @@ def test_lexical_leg_reads_only_the_query_language(five_languages, settings, wea
         assert best.uuid not in {c.uuid for c in without} and any(c.lexical_rank is not None for c in without)
 
 
-
 def test_the_other_language_leg_brings_the_nearest_chunks_in_other_languages(five_languages, settings,
                                                                               weaviate_server, monkeypatch):
     """A query's nearest chunks are mostly in its own language, and the answer that stands only
@@ -152,6 +151,7 @@ def test_the_other_language_leg_brings_the_nearest_chunks_in_other_languages(fiv
     assert all(c.lang != "zh" for c in added)
     assert [c.similarity for c in added] == sorted((c.similarity for c in added), reverse=True)
     assert max(c.similarity for c in added) <= min(c.similarity for c in first.values()) + 1e-6
+
 
 def test_search_command_prints_groups_as_json(five_languages, settings, capsys):
     from pipeline.cli.main import main

@@ -18,6 +18,7 @@ import socket
 import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Iterator
 
 from pipeline.config import Settings
@@ -27,7 +28,7 @@ log = logging.getLogger(__name__)
 WAIT_S = 3600.0
 
 
-def lock_path(settings: Settings):
+def lock_path(settings: Settings) -> Path:
     return settings.data_root / "live.lock"
 
 
