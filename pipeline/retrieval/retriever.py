@@ -132,28 +132,28 @@ class Retriever:
         the query's language); ``leave_out``, both legs without the chunk of this uuid (a
         corpus without the answer's passage in the query's language)."""
         r = self.settings.retrieval
-        filters = (Filter.by_property("lang").equal(lang) if lang
-                   else Filter.by_property("lang").not_equal(other_than) if other_than else None)
         without = None if leave_out is None else Filter.by_id().not_equal(leave_out)
-        if without is not None:
-            filters = without if filters is None else filters & without
         found: dict[str, Candidate] = {}
-        nearest = self.collection.query.near_vector(near_vector=vector.tolist(), limit=r.vector_candidates,
-                                                    filters=filters, include_vector=True)
-        for rank, obj in enumerate(nearest.objects):
-            found[str(obj.uuid)] = self._candidate(obj, vector)
-            found[str(obj.uuid)].vector_rank = rank
+
+        def add_nearest(filters, limit: int) -> None:
+            """The nearest chunks under ``filters`` (and ``leave_out``), each ranked after those
+            found before it: a later call's new chunks are farther than every earlier one's."""
+            if without is not None:
+                filters = without if filters is None else filters & without
+            nearest = self.collection.query.near_vector(near_vector=vector.tolist(), limit=limit, filters=filters,
+                                                        include_vector=True)
+            for obj in nearest.objects:
+                if str(obj.uuid) not in found:
+                    found[str(obj.uuid)] = self._candidate(obj, vector)
+                    found[str(obj.uuid)].vector_rank = len(found) - 1
+
+        add_nearest(Filter.by_property("lang").equal(lang) if lang
+                    else Filter.by_property("lang").not_equal(other_than) if other_than else None,
+                    r.vector_candidates)
         if r.other_language_candidates and lang is None and other_than is None:
             # a query's nearest fifty are mostly its own language's chunks, and the answer that
             # stands only in another language is often past them (docs/retrieval.md, step 3)
-            elsewhere = Filter.by_property("lang").not_equal(query_lang)
-            farther = self.collection.query.near_vector(
-                near_vector=vector.tolist(), limit=r.other_language_candidates,
-                filters=elsewhere if without is None else elsewhere & without, include_vector=True)
-            for obj in farther.objects:
-                if str(obj.uuid) not in found:  # past the nearest fifty: ranked after them, as it is farther
-                    found[str(obj.uuid)] = self._candidate(obj, vector)
-                    found[str(obj.uuid)].vector_rank = len(found) - 1
+            add_nearest(Filter.by_property("lang").not_equal(query_lang), r.other_language_candidates)
         if mode == "hybrid" and other_than is None and lang in (None, query_lang):
             tokenization = self.settings.languages[query_lang].tokenization
             wanted = self.lexical_min_match if lexical_min_match is None else lexical_min_match
