@@ -9,12 +9,13 @@ translation-group similarity (best F1 of the translations listed under a hit: pr
 same section, recall = of that section's other-language passages among the candidates), the
 size of the other-language vector leg with the same-language penalty
 (``choose_other_language_leg``, ``choose_penalty``: with the view with the answer in other
-languages only), the no-answer models (pipeline/retrieval/refusal.py), one per query form (question, phrase
-or sentence; the phrase/sentence cut chosen from SENTENCE_WORDS): each fitted on the dev
-split's answerable queries and ``absent`` traps (their answer is in no passage) of its
-form, its bar the highest that costs each query type of the
-form (heading, first sentence, paraphrase, question) at most five points of its answerable
-queries' hit@5; the ``on_topic`` traps (sections cut from the pool,
+languages only), the no-answer models (pipeline/retrieval/refusal.py), one per query form
+(question, phrase or sentence; a statement without a full stop is a phrase below the cut
+chosen from SENTENCE_WORDS): each fitted on the dev split's answerable queries and
+``absent`` traps (their answer is in no passage) of its form, its bar, of those that cost
+each query type of the form (heading, first sentence, paraphrase, question) at most five
+points of its answerable queries' hit@5, the one with the most traps refused less answers
+lost; the ``on_topic`` traps (sections cut from the pool,
 often answered by a look-alike) are only reported at those bars. At the chosen cut, the
 ``across_languages`` models are fitted the same way on the dev runs asked again over the
 chunks in other languages than the query's (refusal.ACROSS_FEATURES).
@@ -57,6 +58,7 @@ from pipeline.retrieval.refusal import (
     PART_FEATURES,
     QUERY_FORMS,
     NoAnswerModel,
+    ends_a_sentence,
     features,
     fit,
     form_of,
@@ -163,6 +165,7 @@ class Row:
     """One dev query as the no-answer models see it."""
 
     question: bool  # of a question's form
+    sentence_end: bool  # ended by a full stop
     words: float  # refusal.query_words
     type: str  # heading, paraphrase... (the golden set's)
     values: dict[str, float]  # the models' features
@@ -170,7 +173,7 @@ class Row:
     correct: bool  # the hybrid retriever finds it in the top five
 
     def form(self, sentence_words: int) -> str:
-        return form_of(self.question, self.words, sentence_words)
+        return form_of(self.question, self.sentence_end, self.words, sentence_words)
 
 
 def no_answer_rows(retriever: Retriever, runs: list[QueryRun], params: FusionParams) -> tuple[list[Row], list[Row]]:
@@ -181,7 +184,7 @@ def no_answer_rows(retriever: Retriever, runs: list[QueryRun], params: FusionPar
         groups = retriever.rank([*run.candidates], run.query_lang, params)
         tokenization = retriever.settings.languages[run.query_lang].tokenization
         text, relevant = run.query["text"], run.query["relevant"]
-        row = Row(is_question(text), query_words(text, tokenization), run.query["type"],
+        row = Row(is_question(text), ends_a_sentence(text), query_words(text, tokenization), run.query["type"],
                   features(text, run.query_lang, tokenization, groups, run.candidates), relevant is not None,
                   relevant is not None and section_rank(groups, relevant) < 5)
         (on_topic if trap_kind(run.query) == ON_TOPIC else rows).append(row)
@@ -202,11 +205,14 @@ def refusal_curve(scores: np.ndarray, answerable: np.ndarray, correct: np.ndarra
 
 def fit_forms(rows: list[Row], sentence_words: int, max_loss: float, min_type: int,
               verbose: bool = False, names: tuple[str, ...] = FEATURES) -> dict[str, NoAnswerModel]:
-    """Per query form, the no-answer model fitted on that form's dev rows; its bar: the
-    highest that costs each query type of the form (of ``min_type`` answerable queries or
-    more) at most ``max_loss`` of its answerable queries' hit@5: over the form as a whole,
-    the many headings that copy their section's words would let a bar refuse the paraphrased
-    ones (docs/benchmarks.md, "Paraphrased headings and off-topic traps"). ``verbose``
+    """Per query form, the no-answer model fitted on that form's dev rows; its bar: of those
+    that cost each query type of the form (of ``min_type`` answerable queries or more) at
+    most ``max_loss`` of its answerable queries' hit@5 (over the form as a whole, the many
+    headings that copy their section's words would let a bar refuse the paraphrased ones;
+    docs/benchmarks.md, "Paraphrased headings and off-topic traps"), the one with the most
+    traps refused less answers lost (Youden's J): the highest such bar spent the whole loss
+    on a few more traps, and sat where a smaller pool lost more (docs/benchmarks.md,
+    "Coverage over the headings, and a sentence by its full stop"). ``verbose``
     prints each model's curve and, for comparison, that of a bar on the best hit's vector
     similarity alone."""
     chosen: dict[str, NoAnswerModel] = {}
@@ -219,13 +225,14 @@ def fit_forms(rows: list[Row], sentence_words: int, max_loss: float, min_type: i
         model = NoAnswerModel(weights, bias, 0.0)
         probability = np.array([model.probability(r.values) for r in mine])
         counted = [t for t in sorted(set(types[answerable])) if (answerable & (types == t)).sum() >= min_type]
-        bar = 0.0
+        bar, best = 0.0, -1.0
         curve = refusal_curve(probability, answerable, correct, np.round(np.arange(0.0, 1.0, 0.01), 2))
-        for b, _, _ in curve:
+        for b, refused, _ in curve:
             lost = correct & (probability < b)  # found, and refused at this bar
             if any(lost[answerable & (types == t)].mean() > max_loss for t in counted):
                 break
-            bar = b
+            if refused - lost[answerable].mean() > best + 1e-9:
+                bar, best = b, refused - lost[answerable].mean()
         chosen[form] = NoAnswerModel(weights, bias, bar)
         if not verbose:
             continue

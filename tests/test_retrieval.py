@@ -289,6 +289,19 @@ def test_coverage_weighs_rare_query_terms_and_reads_the_query_language_member():
     assert look_alike["across_languages"] == 0.0
 
 
+def test_coverage_reads_a_chunks_headings_as_a_reader_sees_them():
+    """A later chunk of a section does not repeat its heading: coverage reads the heading path
+    too, as the lexical leg does, so a heading query is covered by the section's chunks."""
+    later = Candidate("a", {"lang": "de", "text": "GRUB findet den Kernel dort, wo er installiert wurde.",
+                            "heading_path": ["4 Installation", "4.2 Von der Festplatte starten"]}, unit(1, 0, 0), 0.5)
+    other = passage("b", "de", "Starten von einem USB-Stick", 0.45)
+    values = refusal.features("Von Festplatte starten", "de", "word", [Group(shown=later, score=0.5)], [later, other])
+    assert values["coverage"] == pytest.approx(1.0)
+    headless = Candidate("a", {"lang": "de", "text": later.properties["text"]}, unit(1, 0, 0), 0.5)
+    assert refusal.features("Von Festplatte starten", "de", "word", [Group(shown=headless, score=0.5)],
+                            [headless, other])["coverage"] < 0.5
+
+
 def test_each_embedder_has_its_own_no_answer_model_or_none(settings):
     from pipeline.retrieval.retriever import no_answer_model
 
@@ -358,8 +371,12 @@ def test_a_query_is_a_question_by_its_form_in_each_language(query, form):
     ("パッケージの作成", "kagome_ja", "phrase"),  # 7 bigrams: 3.5 words
     ("パッケージの作成には多くの手順とツールが必要になります", "kagome_ja", "sentence"),
     ("从网络启动", "trigram", "phrase"),
+    # ended by a full stop, a statement is a sentence whatever its length
+    ("Booting needs a TFTP server.", "word", "sentence"), ("パッケージを作成します。", "kagome_ja", "sentence"),
+    ("从网络启动。", "trigram", "sentence"), ("Booting from network!", "word", "sentence"),
+    ("Version 2.0", "word", "phrase"),
 ])
-def test_a_statement_of_fewer_words_than_the_cut_is_a_phrase(query, tokenization, form):
+def test_a_statement_of_fewer_words_than_the_cut_and_no_full_stop_is_a_phrase(query, tokenization, form):
     assert refusal.query_form(query, tokenization, sentence_words=6) == form
 
 
