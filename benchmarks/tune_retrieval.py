@@ -11,7 +11,8 @@ size of the other-language vector leg with the same-language penalty
 (``choose_other_language_leg``, ``choose_penalty``: with the view with the answer in other
 languages only), the no-answer models (pipeline/retrieval/refusal.py), one per query form
 (question, phrase or sentence; a statement without a full stop is a phrase below the cut
-chosen from SENTENCE_WORDS): each fitted on the dev split's answerable queries and
+chosen from SENTENCE_WORDS, with the L2 penalty from NO_ANSWER_L2, both by five-fold
+cross-validation over the dev sections): each fitted on the dev split's answerable queries and
 ``absent`` traps (their answer is in no passage) of its form, its bar, of those that cost
 each query type of the form (heading, first sentence, paraphrase, question) at most five
 points of its answerable queries' hit@5, the one with the most traps refused less answers
@@ -30,6 +31,7 @@ import hashlib
 import itertools
 import json
 import sys
+import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -76,6 +78,8 @@ MIN_MATCH = (1, 2)
 # 0.01 apart: a grid 0.1 apart missed the concatenation's best (docs/benchmarks.md)
 GROUP_SIMILARITY = tuple(np.round(np.arange(0.5, 0.951, 0.01), 2).tolist())
 SENTENCE_WORDS = (6, 8, 10, 12, 15)
+NO_ANSWER_L2 = (1.0, 10.0, 30.0, 100.0)
+FOLDS = 5
 
 
 def dev_runs(retriever: Retriever, queries: list[dict], vectors: np.ndarray, min_match: int) -> list[QueryRun]:
@@ -168,6 +172,7 @@ class Row:
     sentence_end: bool  # ended by a full stop
     words: float  # refusal.query_words
     type: str  # heading, paraphrase... (the golden set's)
+    section: str  # the section it asks for (or a trap's, cut from the pool)
     values: dict[str, float]  # the models' features
     answerable: bool  # its answer is in the pool
     correct: bool  # the hybrid retriever finds it in the top five
@@ -185,6 +190,7 @@ def no_answer_rows(retriever: Retriever, runs: list[QueryRun], params: FusionPar
         tokenization = retriever.settings.languages[run.query_lang].tokenization
         text, relevant = run.query["text"], run.query["relevant"]
         row = Row(is_question(text), ends_a_sentence(text), query_words(text, tokenization), run.query["type"],
+                  run.query["id"].split(":")[0],
                   features(text, run.query_lang, tokenization, groups, run.candidates), relevant is not None,
                   relevant is not None and section_rank(groups, relevant) < 5)
         (on_topic if trap_kind(run.query) == ON_TOPIC else rows).append(row)
@@ -203,7 +209,7 @@ def refusal_curve(scores: np.ndarray, answerable: np.ndarray, correct: np.ndarra
             for bar in bars]
 
 
-def fit_forms(rows: list[Row], sentence_words: int, max_loss: float, min_type: int,
+def fit_forms(rows: list[Row], sentence_words: int, max_loss: float, min_type: int, l2: float,
               verbose: bool = False, names: tuple[str, ...] = FEATURES) -> dict[str, NoAnswerModel]:
     """Per query form, the no-answer model fitted on that form's dev rows; its bar: of those
     that cost each query type of the form (of ``min_type`` answerable queries or more) at
@@ -221,7 +227,7 @@ def fit_forms(rows: list[Row], sentence_words: int, max_loss: float, min_type: i
         types = np.array([r.type for r in mine])
         answerable = np.array([r.answerable for r in mine])
         correct = np.array([r.correct for r in mine])
-        weights, bias = fit([r.values for r in mine], answerable, names=names)
+        weights, bias = fit([r.values for r in mine], answerable, l2, names)
         model = NoAnswerModel(weights, bias, 0.0)
         probability = np.array([model.probability(r.values) for r in mine])
         counted = [t for t in sorted(set(types[answerable])) if (answerable & (types == t)).sum() >= min_type]
@@ -246,20 +252,41 @@ def fit_forms(rows: list[Row], sentence_words: int, max_loss: float, min_type: i
     return chosen
 
 
-def served(models: dict[str, NoAnswerModel], rows: list[Row], sentence_words: int) -> tuple[float, float]:
-    """(traps refused, answerable hit@5 past the bars) of ``rows`` under ``models``."""
+def served_by(answered: np.ndarray, rows: list[Row]) -> tuple[float, float]:
+    """(traps refused, answerable hit@5 past the bars) of ``rows``, ``answered`` or not."""
     answerable = np.array([r.answerable for r in rows])
-    answered = np.array([models[r.form(sentence_words)].answers(r.values) for r in rows])
     correct = np.array([r.correct for r in rows])
     return float((~answered[~answerable]).mean()), float((correct & answered)[answerable].mean())
+
+
+def served(models: dict[str, NoAnswerModel], rows: list[Row], sentence_words: int) -> tuple[float, float]:
+    """(traps refused, answerable hit@5 past the bars) of ``rows`` under ``models``."""
+    return served_by(np.array([models[r.form(sentence_words)].answers(r.values) for r in rows]), rows)
+
+
+def cross_validated(rows: list[Row], sentence_words: int, max_loss: float, min_type: int, l2: float,
+                    names: tuple[str, ...]) -> tuple[float, float]:
+    """(traps refused, answerable hit@5 past the bars) of ``fit_forms`` read on dev sections
+    it was not fitted on: five folds by section, so that a section's queries in every
+    language fall in one fold and none is judged by models fitted on its translations."""
+    fold = np.array([zlib.crc32(r.section.encode("utf-8")) % FOLDS for r in rows])
+    answered = np.zeros(len(rows), dtype=bool)
+    for k in range(FOLDS):
+        models = fit_forms([r for r, f in zip(rows, fold) if f != k], sentence_words, max_loss, min_type, l2,
+                           names=names)
+        for i in np.flatnonzero(fold == k):
+            answered[i] = models[rows[i].form(sentence_words)].answers(rows[i].values)
+    return served_by(answered, rows)
 
 
 def choose_no_answer(rows: list[Row], on_topic: list[Row], across: list[Row], parts: bool = False,
                      max_loss: float = 0.05, min_type: int = 20) -> dict:
     """The no-answer models (``fit_forms``) at the phrase/sentence cut (``SENTENCE_WORDS``)
-    that refuses the most dev traps while no query type, over all forms, loses more than
-    ``max_loss`` of its hit@5 (a type split between phrases and sentences may fall under
-    ``min_type`` in one of them, where its own rule does not hold it); then, at that cut, the
+    and the L2 penalty (``NO_ANSWER_L2``) with the most traps refused less answers lost on
+    sections they were not fitted on (``cross_validated``), while no query type, over all
+    forms and all dev, loses more than ``max_loss`` of its hit@5 (a type split between
+    phrases and sentences may fall under ``min_type`` in one of them, where its own rule does
+    not hold it); then, at that cut and with a penalty chosen the same way, the
     ``across_languages`` models on the ``across`` rows (the same queries, their own language
     out of the pool). Reports the traps refused and the hit@5 served at the chosen bars, the
     on-topic traps refused, and what the same-language models would do across languages. ``parts``:
@@ -270,22 +297,27 @@ def choose_no_answer(rows: list[Row], on_topic: list[Row], across: list[Row], pa
     correct = np.array([r.correct for r in rows])
     types = np.array([r.type for r in rows])
     best = None
-    for words in SENTENCE_WORDS:
-        models = fit_forms(rows, words, max_loss, min_type, names=names)
+    for l2, words in itertools.product(NO_ANSWER_L2, SENTENCE_WORDS):
+        models = fit_forms(rows, words, max_loss, min_type, l2, names=names)
         answered = np.array([models[r.form(words)].answers(r.values) for r in rows])
         lost = max(float((correct & ~answered)[answerable & (types == t)].mean()) for t in set(types[answerable]))
-        refused = float((~answered[~answerable]).mean())
-        print(f"  sentence_words {words}: traps refused {refused:.3f}, served {(correct & answered)[answerable].mean():.3f}, "
-              f"most lost by a type {lost:.3f}")
-        if lost <= max_loss + 1e-9 and (best is None or refused > best[0]):
-            best = (refused, words, models, answered)
+        held_out = cross_validated(rows, words, max_loss, min_type, l2, names)
+        print(f"  l2 {l2} sentence_words {words}: held out, traps refused {held_out[0]:.3f} served {held_out[1]:.3f}; "
+              f"all dev, traps refused {float((~answered[~answerable]).mean()):.3f} served "
+              f"{(correct & answered)[answerable].mean():.3f}, most lost by a type {lost:.3f}")
+        if lost <= max_loss + 1e-9 and (best is None or sum(held_out) > best[0]):
+            best = (sum(held_out), l2, words, models, answered)
     if best is None:
         raise SystemExit(f"no phrase/sentence cut of {SENTENCE_WORDS} holds every query type's loss within {max_loss}")
-    refused, words, models, answered = best
-    fit_forms(rows, words, max_loss, min_type, verbose=True, names=names)
+    _, l2, words, models, answered = best
+    refused = float((~answered[~answerable]).mean())
+    fit_forms(rows, words, max_loss, min_type, l2, verbose=True, names=names)
     on_topic_refused = float(np.mean([not models[r.form(words)].answers(r.values) for r in on_topic])) if on_topic else None
-    print("  across languages:")
-    across_models = fit_forms(across, words, max_loss, min_type, verbose=True, names=across_names)
+    held_out = {p: cross_validated(across, words, max_loss, min_type, p, across_names) for p in NO_ANSWER_L2}
+    across_l2 = max(NO_ANSWER_L2, key=lambda p: sum(held_out[p]))
+    print("  across languages, held out, traps refused / served: " + "; ".join(
+        f"l2 {p}: {r:.3f} / {v:.3f}" for p, (r, v) in held_out.items()))
+    across_models = fit_forms(across, words, max_loss, min_type, across_l2, verbose=True, names=across_names)
     before, after = served(models, across, words), served(across_models, across, words)
     print(f"  across languages, traps refused / served: by the same-language models {before[0]:.3f} / "
           f"{before[1]:.3f}, by their own {after[0]:.3f} / {after[1]:.3f}")
@@ -293,7 +325,8 @@ def choose_no_answer(rows: list[Row], on_topic: list[Row], across: list[Row], pa
     def config(chosen: dict[str, NoAnswerModel]) -> dict:
         return {form: {"weights": m.weights, "bias": m.bias, "below": m.below} for form, m in chosen.items()}
 
-    return {"sentence_words": words, **config(models), "across_languages": config(across_models),
+    return {"sentence_words": words, "l2": l2, "across_l2": across_l2, **config(models),
+            "across_languages": config(across_models),
             "dev_traps_refused": round(refused, 4),
             "dev_served_hit5": round(float((correct & answered)[answerable].mean()), 4),
             "dev_on_topic_refused": None if on_topic_refused is None else round(on_topic_refused, 4),
