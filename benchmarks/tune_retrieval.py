@@ -313,10 +313,10 @@ def choose_no_answer(rows: list[Row], on_topic: list[Row], across: list[Row], pa
     refused = float((~answered[~answerable]).mean())
     fit_forms(rows, words, max_loss, min_type, l2, verbose=True, names=names)
     on_topic_refused = float(np.mean([not models[r.form(words)].answers(r.values) for r in on_topic])) if on_topic else None
-    held_out = {p: cross_validated(across, words, max_loss, min_type, p, across_names) for p in NO_ANSWER_L2}
-    across_l2 = max(NO_ANSWER_L2, key=lambda p: sum(held_out[p]))
+    across_held_out = {p: cross_validated(across, words, max_loss, min_type, p, across_names) for p in NO_ANSWER_L2}
+    across_l2 = max(NO_ANSWER_L2, key=lambda p: sum(across_held_out[p]))
     print("  across languages, held out, traps refused / served: " + "; ".join(
-        f"l2 {p}: {r:.3f} / {v:.3f}" for p, (r, v) in held_out.items()))
+        f"l2 {p}: {r:.3f} / {v:.3f}" for p, (r, v) in across_held_out.items()))
     across_models = fit_forms(across, words, max_loss, min_type, across_l2, verbose=True, names=across_names)
     before, after = served(models, across, words), served(across_models, across, words)
     print(f"  across languages, traps refused / served: by the same-language models {before[0]:.3f} / "

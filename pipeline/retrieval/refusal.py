@@ -44,8 +44,8 @@ A query has one of three **forms** (``query_form``): a **question** (a question 
 end, or ¿ at its start, or the particle that ends a Japanese (か) or Chinese (吗, 呢) question
 written without one), else a **sentence** (ended by a full stop, or of ``sentence_words``
 words or more) or a **phrase** (a heading, a title, key words). Each form has its own
-logistic model over these features, fitted per embedder on the golden set's dev split (benchmarks/tune_retrieval.py);
-it gives the probability that the best hit answers, and search answers "no passage found"
+logistic model over these features, fitted per embedder on the golden set's dev split
+(benchmarks/tune_retrieval.py); it gives the probability that the best hit answers, and search answers "no passage found"
 below that model's bar, ``retrieval.embedders.<embedder>.no_answer.<form>.below``: of the
 bars that cost each query type of the form at most five points of its answers (so that a
 heading a user words in their own way does not pay for the headings that copy a section's),
@@ -140,10 +140,11 @@ def features(query: str, query_lang: str, tokenization: str, groups: Sequence[Gr
     found = terms(_read(passage), tokenization) if passage else set()
     coverage = sum(w for t, w in weight.items() if t in found) / total if passage else 1.0
     length = math.log1p(_words(wanted, tokenization))
+    nearest = sorted((c.similarity for c in candidates), reverse=True)[:SPREAD_OF]
     values = {"similarity": max(c.similarity for c in groups[0].members),
-              "nearest_similarity": max(c.similarity for c in candidates),
+              "nearest_similarity": nearest[0],
               "margin": groups[0].score - (groups[1].score if len(groups) > 1 else 0.0),
-              "nearest_spread": float(np.std(sorted((c.similarity for c in candidates), reverse=True)[:SPREAD_OF])),
+              "nearest_spread": float(np.std(nearest)),
               "coverage": coverage, "length": length, "coverage_x_length": coverage * length,
               "across_languages": float(passage is None)}
     if candidates[0].part_similarities:
@@ -156,8 +157,6 @@ QUERY_FORMS = ("phrase", "sentence", "question")
 # ? or ？ at the end (a closing quote or bracket may follow), ¿ at the start; Japanese か and
 # Chinese 吗 嗎 呢 at the end, where such questions often set no question mark
 _QUESTION = re.compile(r"^\W*¿|[?？][\"'”’）)」』]*\s*$|[か吗嗎呢][。．.]?\s*$")
-
-
 # a full stop or an exclamation mark at the end (a closing quote or bracket may follow)
 _SENTENCE_END = re.compile(r"[.!。！．][\"'”’）)」』]*\s*$")
 
