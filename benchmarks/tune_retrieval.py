@@ -237,8 +237,9 @@ def fit_forms(rows: list[Row], sentence_words: int, max_loss: float, min_type: i
             lost = correct & (probability < b)  # found, and refused at this bar
             if any(lost[answerable & (types == t)].mean() > max_loss for t in counted):
                 break
-            if refused - lost[answerable].mean() > best + 1e-9:
-                bar, best = b, refused - lost[answerable].mean()
+            gain = refused - lost[answerable].mean()  # traps refused less answers lost
+            if gain > best + 1e-9:
+                bar, best = b, gain
         chosen[form] = NoAnswerModel(weights, bias, bar)
         if not verbose:
             continue
@@ -302,15 +303,15 @@ def choose_no_answer(rows: list[Row], on_topic: list[Row], across: list[Row], pa
         answered = np.array([models[r.form(words)].answers(r.values) for r in rows])
         lost = max(float((correct & ~answered)[answerable & (types == t)].mean()) for t in set(types[answerable]))
         held_out = cross_validated(rows, words, max_loss, min_type, l2, names)
+        in_sample = served_by(answered, rows)
         print(f"  l2 {l2} sentence_words {words}: held out, traps refused {held_out[0]:.3f} served {held_out[1]:.3f}; "
-              f"all dev, traps refused {float((~answered[~answerable]).mean()):.3f} served "
-              f"{(correct & answered)[answerable].mean():.3f}, most lost by a type {lost:.3f}")
+              f"all dev, traps refused {in_sample[0]:.3f} served {in_sample[1]:.3f}, most lost by a type {lost:.3f}")
         if lost <= max_loss + 1e-9 and (best is None or sum(held_out) > best[0]):
             best = (sum(held_out), l2, words, models, answered)
     if best is None:
         raise SystemExit(f"no phrase/sentence cut of {SENTENCE_WORDS} holds every query type's loss within {max_loss}")
     _, l2, words, models, answered = best
-    refused = float((~answered[~answerable]).mean())
+    refused, served_hit5 = served_by(answered, rows)
     fit_forms(rows, words, max_loss, min_type, l2, verbose=True, names=names)
     on_topic_refused = float(np.mean([not models[r.form(words)].answers(r.values) for r in on_topic])) if on_topic else None
     across_held_out = {p: cross_validated(across, words, max_loss, min_type, p, across_names) for p in NO_ANSWER_L2}
@@ -328,7 +329,7 @@ def choose_no_answer(rows: list[Row], on_topic: list[Row], across: list[Row], pa
     return {"sentence_words": words, "l2": l2, "across_l2": across_l2, **config(models),
             "across_languages": config(across_models),
             "dev_traps_refused": round(refused, 4),
-            "dev_served_hit5": round(float((correct & answered)[answerable].mean()), 4),
+            "dev_served_hit5": round(served_hit5, 4),
             "dev_on_topic_refused": None if on_topic_refused is None else round(on_topic_refused, 4),
             "dev_across_traps_refused": round(after[0], 4), "dev_across_served_hit5": round(after[1], 4)}
 
