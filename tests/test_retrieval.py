@@ -18,6 +18,7 @@ from pipeline.embedding.embedders import Concatenated, get_embedder
 from pipeline.retrieval import refusal
 from pipeline.retrieval.fusion import Candidate, FusionParams, Group, fuse, group_translations, is_copy
 from pipeline.retrieval.retriever import min_match
+from pipeline.retrieval.terms import terms
 from pipeline.stores import vector_store
 from pipeline.text.clauses import number_key
 
@@ -258,10 +259,10 @@ def passage(uuid: str, lang: str, text: str, similarity: float) -> Candidate:
 
 
 def test_terms_are_words_or_cjk_bigrams():
-    assert refusal.terms("Booting from USB, booted!", "word") == {"booti", "boote", "from", "usb"}
-    assert refusal.terms("Programms", "word") == refusal.terms("Programm", "word")
-    assert refusal.terms("从硬盘启动 USB", "trigram") == {"从硬", "硬盘", "盘启", "启动", "usb"}
-    assert refusal.terms("起", "kagome_ja") == {"起"}
+    assert terms("Booting from USB, booted!", "word") == {"booti", "boote", "from", "usb"}
+    assert terms("Programms", "word") == terms("Programm", "word")
+    assert terms("从硬盘启动 USB", "trigram") == {"从硬", "硬盘", "盘启", "启动", "usb"}
+    assert terms("起", "kagome_ja") == {"起"}
 
 
 def test_coverage_weighs_rare_query_terms_and_reads_the_query_language_member():

@@ -31,6 +31,7 @@ import numpy as np
 from opencc import OpenCC
 from threadpoolctl import ThreadpoolController
 
+from pipeline.retrieval.terms import HAN_KANA
 from pipeline.text.clauses import number_key
 
 
@@ -128,7 +129,6 @@ def fuse(candidates: list[Candidate], params: FusionParams, query_lang: str | No
 # its misreadings), while two licences' clauses that say the same thing in their own words
 # stay apart (MPL-2.0 1.13 and Apache-2.0's definitions: 0.37 at an aligned similarity of 0.93).
 COPY_SHARE = 0.5
-HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # kana and Han, as characters of a regex class
 _TOKEN = re.compile(f"[{HAN_KANA}]|[^\\W{HAN_KANA}]+")
 
 

@@ -76,48 +76,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.retrieval.fusion import HAN_KANA, Candidate, Group
+from pipeline.retrieval.fusion import Candidate, Group
+from pipeline.retrieval.terms import coverage, rarity, read, terms, word_count
 
 FEATURES = ("similarity", "nearest_similarity", "margin", "nearest_spread", "coverage", "length", "coverage_x_length")
 ACROSS_FEATURES = ("similarity", "nearest_similarity", "margin", "nearest_spread", "length")
 PART_FEATURES = ("first_part_similarity", "first_part_nearest")  # concatenated embedders only
 
 SPREAD_OF = 10  # nearest chunks whose similarities' spread is read
-CJK_BIGRAMS_PER_WORD = 2
-WORD_PREFIX = 5
-_WORD = re.compile(r"\w+", re.UNICODE)
-_CJK = re.compile(f"[{HAN_KANA}]+")
-
-
-def terms(text: str, tokenization: str) -> set[str]:
-    """A text's distinct terms: casefolded words cut to their first five characters (so
-    "Programms" meets "Programm" and "ursprüngliche" meets "ursprünglichen": truncation
-    stems European languages about as well as a stemmer does); for a CJK tokenizer,
-    character bigrams of the CJK runs (a single character alone) plus the words of the
-    other runs."""
-    text = text.casefold()
-    if tokenization == "word":
-        return {w[:WORD_PREFIX] for w in _WORD.findall(text)}
-    found: set[str] = set()
-    for run in _CJK.findall(text):
-        found.update({run} if len(run) == 1 else {run[i:i + 2] for i in range(len(run) - 1)})
-    found.update(_WORD.findall(_CJK.sub(" ", text)))
-    return found
-
-
-def _words(found: set[str], tokenization: str) -> float:
-    return len(found) / (1 if tokenization == "word" else CJK_BIGRAMS_PER_WORD)
 
 
 def query_words(query: str, tokenization: str) -> float:
     """The query's length in words, as the ``length`` feature counts them (its distinct
     terms; a CJK word is about two characters, hence two bigrams)."""
-    return _words(terms(query, tokenization), tokenization)
-
-
-def _read(candidate: Candidate) -> str:
-    """What a reader sees of a chunk, and what the lexical leg searches: its headings and its text."""
-    return " ".join([*(candidate.properties.get("heading_path") or []), candidate.properties.get("text", "")])
+    return word_count(terms(query, tokenization), tokenization)
 
 
 def _in_language(group: Group, lang: str) -> Candidate | None:
@@ -132,20 +104,16 @@ def features(query: str, query_lang: str, tokenization: str, groups: Sequence[Gr
     if not groups:
         return {**dict.fromkeys(FEATURES + PART_FEATURES, 0.0), "across_languages": 0.0}
     wanted = terms(query, tokenization)
-    texts = [terms(_read(c), tokenization) for c in candidates if c.lang == query_lang]
-    weight = {t: math.log((len(texts) + 1) / (sum(t in s for s in texts) + 0.5)) for t in wanted}
-    total = sum(weight.values()) or 1.0
-
+    weights = rarity(wanted, (terms(read(c.properties), tokenization) for c in candidates if c.lang == query_lang))
     passage = _in_language(groups[0], query_lang)
-    found = terms(_read(passage), tokenization) if passage else set()
-    coverage = sum(w for t, w in weight.items() if t in found) / total if passage else 1.0
-    length = math.log1p(_words(wanted, tokenization))
+    covered = coverage(weights, terms(read(passage.properties), tokenization)) if passage else 1.0
+    length = math.log1p(word_count(wanted, tokenization))
     nearest = sorted((c.similarity for c in candidates), reverse=True)[:SPREAD_OF]
     values = {"similarity": max(c.similarity for c in groups[0].members),
               "nearest_similarity": nearest[0],
               "margin": groups[0].score - (groups[1].score if len(groups) > 1 else 0.0),
               "nearest_spread": float(np.std(nearest)),
-              "coverage": coverage, "length": length, "coverage_x_length": coverage * length,
+              "coverage": covered, "length": length, "coverage_x_length": covered * length,
               "across_languages": float(passage is None)}
     if candidates[0].part_similarities:
         values["first_part_similarity"] = max(c.part_similarities[0] for c in groups[0].members)
