@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # kana and Han, as characters of a regex class
 CJK_BIGRAMS_PER_WORD = 2
@@ -39,11 +38,6 @@ def terms(text: str, tokenization: str) -> set[str]:
 def word_count(found: set[str], tokenization: str) -> float:
     """Words in a set of terms (a CJK word is about two characters, hence two bigrams)."""
     return len(found) / (1 if tokenization == "word" else CJK_BIGRAMS_PER_WORD)
-
-
-def read(properties: Mapping[str, Any]) -> str:
-    """What a reader sees of a chunk, and what the lexical leg searches: its headings and its text."""
-    return " ".join([*(properties.get("heading_path") or []), properties.get("text", "")])
 
 
 def rarity(wanted: set[str], sample: Iterable[set[str]]) -> dict[str, float]:

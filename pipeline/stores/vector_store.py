@@ -84,13 +84,18 @@ def lexical_properties(settings: Settings) -> list[Property]:
             for lang, entry in settings.languages.items()]
 
 
-def with_lexical(properties: dict[str, Any], settings: Settings) -> dict[str, Any]:
-    """The object's properties plus, in its language's lexical property, its headings and text
+def searched_text(properties: dict[str, Any]) -> str:
+    """What the lexical leg searches of a chunk, as a reader sees it: its headings and its text
     (a question often names the section, and the section's chunks may not repeat its heading)."""
+    return "\n".join([*(properties.get("heading_path") or []), properties.get("text", "")])
+
+
+def with_lexical(properties: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """The object's properties plus its ``searched_text`` in its language's lexical property."""
     lang = properties.get("lang")
     if lang not in settings.languages or not properties.get("text"):
         return properties
-    return {**properties, lexical_property(lang): "\n".join([*(properties.get("heading_path") or []), properties["text"]])}
+    return {**properties, lexical_property(lang): searched_text(properties)}
 
 
 def chunk_uuid(properties: dict[str, Any]) -> str:
