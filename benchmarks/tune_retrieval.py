@@ -61,11 +61,11 @@ from pipeline.retrieval.refusal import (
     QUERY_FORMS,
     NoAnswerModel,
     ends_a_sentence,
-    features,
     fit,
     form_of,
     is_question,
     query_words,
+    read_by,
 )
 from pipeline.retrieval.retriever import Retriever
 from pipeline.stores import vector_store
@@ -191,7 +191,7 @@ def no_answer_rows(retriever: Retriever, runs: list[QueryRun], params: FusionPar
         text, relevant = run.query["text"], run.query["relevant"]
         row = Row(is_question(text), ends_a_sentence(text), query_words(text, tokenization), run.query["type"],
                   run.query["id"].split(":")[0],
-                  features(text, run.query_lang, tokenization, groups, run.candidates), relevant is not None,
+                  retriever.features(text, run.query_lang, groups, run.candidates, run.vector), relevant is not None,
                   relevant is not None and section_rank(groups, relevant) < 5)
         (on_topic if trap_kind(run.query) == ON_TOPIC else rows).append(row)
     return rows, on_topic
@@ -227,7 +227,7 @@ def fit_forms(rows: list[Row], sentence_words: int, max_loss: float, min_type: i
         types = np.array([r.type for r in mine])
         answerable = np.array([r.answerable for r in mine])
         correct = np.array([r.correct for r in mine])
-        weights, bias = fit([r.values for r in mine], answerable, l2, names)
+        weights, bias = fit([r.values for r in mine], answerable, l2, read_by(form, names))
         model = NoAnswerModel(weights, bias, 0.0)
         probability = np.array([model.probability(r.values) for r in mine])
         counted = [t for t in sorted(set(types[answerable])) if (answerable & (types == t)).sum() >= min_type]

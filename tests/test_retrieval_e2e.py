@@ -90,6 +90,23 @@ def test_a_question_the_corpus_cannot_answer_is_refused(five_languages, settings
     assert not result.answered and result.groups == []
 
 
+def test_a_heading_is_nearer_its_own_sections_heading_than_a_neighbours(five_languages, settings, weaviate_server):
+    """The no-answer decision's heading similarity, with the real embedder over the real
+    chunks: a section's heading asked as a query stands nearer that section's heading path
+    than the next section's chunk does."""
+    from pipeline.retrieval import Retriever
+
+    with vector_store.connect(settings) as client:
+        retriever = Retriever(settings, client)
+        query = "Programme, die zum Entwickeln notwendig sind"
+        vector = retriever.query_vector(query, "de")
+        groups = retriever.rank(retriever.candidates(query, "de", vector), "de")
+        by_section = {g.shown.properties["clause_number"]: g for g in groups if g.shown.lang == "de"}
+        own, neighbour = by_section["1.2"], next(g for n, g in by_section.items() if n and n != "1.2")
+        assert retriever.heading_similarity([own], "de", vector) > retriever.heading_similarity([neighbour], "de", vector)
+        assert retriever.heading_similarity([own], "de", vector) > 0.9
+
+
 def test_across_languages_an_unrelated_question_is_refused_and_a_related_one_answered(five_languages, settings):
     """German questions against the English guide alone (``lang``): the best hit has no German
     passage, so the across-languages models judge (pipeline/retrieval/refusal.py)."""

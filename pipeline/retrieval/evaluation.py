@@ -37,7 +37,7 @@ from pipeline.alignment.maps import load_production_map
 from pipeline.config import Settings
 from pipeline.embedding.embedders import Embedder, embedder_id, get_embedder
 from pipeline.retrieval.fusion import Candidate, FusionParams, Group
-from pipeline.retrieval.refusal import NoAnswerDecision, features
+from pipeline.retrieval.refusal import NoAnswerDecision
 from pipeline.retrieval.retriever import Retriever
 from pipeline.stores import vector_store
 
@@ -60,7 +60,7 @@ class QueryRun:
     query_lang: str
     candidates: list[Candidate]
     seconds: float  # detect + embed + both legs + fusion + groups
-    vector: np.ndarray | None = None  # the aligned query vector (asked again by ``across_languages``)
+    vector: np.ndarray  # the aligned query vector (asked again by ``across_languages``; read by the no-answer decision)
 
 
 def golden_path(settings: Settings) -> Path:
@@ -190,10 +190,9 @@ def answers(retriever: Retriever, run: QueryRun, groups: list[Group], candidates
     with no model fitted for the embedder, every query with a hit is answered)."""
     if model is None:
         return bool(groups)
-    tokenization = retriever.settings.languages[run.query_lang].tokenization
     query = run.query["text"]
-    return bool(groups) and model.answers(query, tokenization,
-                                          features(query, run.query_lang, tokenization, groups, candidates))
+    return bool(groups) and model.answers(query, retriever.settings.languages[run.query_lang].tokenization,
+                                          retriever.features(query, run.query_lang, groups, candidates, run.vector))
 
 
 def score_runs(runs: list[QueryRun], retriever: Retriever, params: FusionParams, model: NoAnswerDecision | None,

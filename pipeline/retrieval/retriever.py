@@ -29,7 +29,7 @@ from pipeline.retrieval.fusion import (
     fuse,
     group_translations,
 )
-from pipeline.retrieval.refusal import QUERY_FORMS, NoAnswerDecision, NoAnswerModel, features
+from pipeline.retrieval.refusal import QUERY_FORMS, NoAnswerDecision, NoAnswerModel, features, labels, read_passage
 from pipeline.stores import vector_store
 from pipeline.text.langid import detect_block
 
@@ -98,6 +98,9 @@ def min_match(query: str, tokenization: str, wanted: int) -> int:
     return max(1, min(wanted, terms))
 
 
+LABELS_KEPT = 4096  # heading vectors a retriever keeps (about 15 MB with the concatenation)
+
+
 class Retriever:
     def __init__(self, settings: Settings, client, collection: str | None = None, embedder: str | None = None):
         self.settings = settings
@@ -108,6 +111,7 @@ class Retriever:
         self.fusion = fusion_params(settings, self.embedder.name)
         self.lexical_min_match = tuning(settings, self.embedder.name).lexical_min_match
         self.no_answer = no_answer_model(settings, self.embedder.name)
+        self._label_vectors: dict[tuple[str, str], np.ndarray] = {}  # (label, lang): aligned, oldest first
 
     def query_language(self, query: str) -> str:
         lang, _ = detect_block(query, self.settings, query=True)
@@ -179,8 +183,32 @@ class Retriever:
         return group_translations(fuse(candidates, params, query_lang), query_lang, self.settings.reference_language,
                                   params, limit)
 
+    def heading_similarity(self, groups: list[Group], query_lang: str, vector: np.ndarray) -> float:
+        """The query's similarity to the best hit's heading (``refusal.labels`` of its
+        ``refusal.read_passage``), each label embedded as a query in its passage's language
+        and mapped like that language's chunks; labels repeat across questions, so the last
+        ``LABELS_KEPT`` vectors are kept."""
+        if not groups:
+            return 0.0
+        passage = read_passage(groups[0], query_lang)
+        lang = passage.lang
+        wanted = [label for label in labels(passage) if (label, lang) not in self._label_vectors]
+        if wanted:
+            for label, raw in zip(wanted, self.embedder.encode(wanted, query=True)):
+                self._label_vectors[(label, lang)] = self.align(raw[None], lang)[0]
+        similarity = max(float(self._label_vectors[(label, lang)] @ vector) for label in labels(passage))
+        while len(self._label_vectors) > LABELS_KEPT:  # a long-lived retriever over a large corpus
+            del self._label_vectors[next(iter(self._label_vectors))]
+        return similarity
+
+    def features(self, query: str, query_lang: str, groups: list[Group], candidates: list[Candidate],
+                 vector: np.ndarray) -> dict[str, float]:
+        """The no-answer decision's inputs (``refusal.features``) for a query of this vector."""
+        return features(query, query_lang, self.settings.languages[query_lang].tokenization, groups, candidates,
+                        self.heading_similarity(groups, query_lang, vector))
+
     def judge(self, query: str, query_lang: str, groups: list[Group], candidates: list[Candidate],
-              ) -> tuple[float, float]:
+              vector: np.ndarray) -> tuple[float, float]:
         """P(the best hit answers the question) and the bar it must reach: the reading of the
         no-answer model for the query's form (refusal.py)."""
         if self.no_answer is None:
@@ -188,7 +216,7 @@ class Retriever:
                              f"the golden set's dev split (benchmarks/tune_retrieval.py --embedder {self.embedder.name}) "
                              "and add it to the config")
         tokenization = self.settings.languages[query_lang].tokenization
-        values = features(query, query_lang, tokenization, groups, candidates)
+        values = self.features(query, query_lang, groups, candidates, vector)
         model = self.no_answer.model(query, tokenization, values)
         return model.probability(values), model.below
 
@@ -197,7 +225,7 @@ class Retriever:
         vector = self.query_vector(query, query_lang)
         candidates = self.candidates(query, query_lang, vector, mode, lang)
         groups = self.rank([*candidates], query_lang, limit=max(limit, 2))  # the runner-up is a feature
-        probability, bar = self.judge(query, query_lang, groups, candidates)
+        probability, bar = self.judge(query, query_lang, groups, candidates, vector)
         answered = bool(groups) and probability >= bar
         return SearchResult(query=query, query_lang=query_lang, groups=groups[:limit] if answered else [],
                             answered=answered, best_score=top_similarity(groups), answer_probability=probability)
