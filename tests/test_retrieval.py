@@ -308,7 +308,8 @@ def test_coverage_reads_a_chunks_headings_as_a_reader_sees_them():
 
 def test_a_passage_is_named_by_its_headings_else_by_its_text_in_the_query_language():
     """``heading_similarity`` reads the best hit's passage in the query's language (else the
-    one shown) and the headings that name it; a chunk without headings is named by its text."""
+    one shown) and the headings that name it; a chunk without headings is named by its text's
+    opening."""
     german = Candidate("a", {"lang": "de", "text": "GRUB findet den Kernel.",
                              "heading_path": ["4 Installation", "4.2 Von der Festplatte starten", " "]}, unit(1, 0, 0), 0.5)
     english = Candidate("b", {"lang": "en", "text": "GRUB finds the kernel."}, unit(1, 0, 0), 0.6)
@@ -316,6 +317,8 @@ def test_a_passage_is_named_by_its_headings_else_by_its_text_in_the_query_langua
     assert refusal.read_passage(group, "de") is german and refusal.read_passage(group, "ja") is english
     assert refusal.labels(german) == ["4 Installation", "4.2 Von der Festplatte starten"]
     assert refusal.labels(english) == ["GRUB finds the kernel."]
+    scan = Candidate("c", {"lang": "en", "text": "Clause text. " * 100, "heading_path": []}, unit(1, 0, 0), 0.6)
+    assert refusal.labels(scan) == [("Clause text. " * 100)[:refusal.LABEL_CHARS]]  # embedded while the user waits
 
 
 def test_each_embedder_has_its_own_no_answer_model_or_none(settings):

@@ -24,7 +24,7 @@ number (docs/retrieval.md, step 7), all from what search already has:
   question answered by an English-only passage is judged on similarity and margin alone;
 * ``heading_similarity``: the query's similarity to the best hit's heading (the passage in
   the query's language, else the one shown; the closest of its heading path, each heading
-  embedded as a query is), or to its text where it has none: a heading or a sentence whose
+  embedded as a query is), or to its text's opening where it has none: a heading or a sentence whose
   section is there names what that section's heading names, while a look-alike's heading
   names a neighbour ("Installing an alternative init system" for "package.init and
   package.default"). Read for statements only (``STATEMENT_FEATURES``): a question asks
@@ -98,6 +98,7 @@ PART_FEATURES = ("first_part_similarity", "first_part_nearest")  # concatenated 
 STATEMENT_FEATURES = ("heading_similarity",)  # not read by the questions' models
 
 SPREAD_OF = 10  # nearest chunks whose similarities' spread is read
+LABEL_CHARS = 200  # of a chunk without headings, what names it (about a sentence)
 
 
 def query_words(query: str, tokenization: str) -> float:
@@ -117,8 +118,11 @@ def read_passage(group: Group, query_lang: str) -> Candidate:
 
 
 def labels(passage: Candidate) -> list[str]:
-    """What names a passage for ``heading_similarity``: its heading path, else its text."""
-    return [h for h in passage.properties.get("heading_path") or [] if h.strip()] or [passage.properties.get("text", "")]
+    """What names a passage for ``heading_similarity``: its heading path, else the opening of
+    its text (``LABEL_CHARS``: each label is embedded while the user waits, and a whole
+    chunk of a scan without headings takes e5 some 100 ms)."""
+    return ([h for h in passage.properties.get("heading_path") or [] if h.strip()]
+            or [passage.properties.get("text", "")[:LABEL_CHARS]])
 
 
 def features(query: str, query_lang: str, tokenization: str, groups: Sequence[Group],
