@@ -291,7 +291,12 @@ def choose_no_answer(rows: list[Row], on_topic: list[Row], across: list[Row], pa
     ``across_languages`` models on the ``across`` rows (the same queries, their own language
     out of the pool). Reports the traps refused and the hit@5 served at the chosen bars, the
     on-topic traps refused, and what the same-language models would do across languages. ``parts``:
-    the embedder is concatenated, and its models also read its first part's cosines (PART_FEATURES)."""
+    the embedder is concatenated, and its models also read its first part's cosines (PART_FEATURES).
+    A row of the full pool whose best hit has no passage in the query's language is judged by
+    the across-languages models in search, so it is fitted and scored with their rows."""
+    across = [*across, *(r for r in rows if r.values["across_languages"])]
+    rows = [r for r in rows if not r.values["across_languages"]]
+    on_topic = [r for r in on_topic if not r.values["across_languages"]]
     names, across_names = (FEATURES + PART_FEATURES, ACROSS_FEATURES + PART_FEATURES) if parts else (
         FEATURES, ACROSS_FEATURES)
     answerable = np.array([r.answerable for r in rows])
