@@ -283,6 +283,12 @@ def cross_validated(rows: list[Row], sentence_words: int, max_loss: float, min_t
     return served_by(answered, rows)
 
 
+def near_best(items: list, held_out_sum) -> list:
+    """The ``items`` whose held-out sum is within ``PENALTY_TIE`` of the best one's."""
+    top = max(held_out_sum(i) for i in items)
+    return [i for i in items if held_out_sum(i) >= top - PENALTY_TIE]
+
+
 def choose_no_answer(rows: list[Row], on_topic: list[Row], across: list[Row], parts: bool = False,
                      max_loss: float = 0.05, min_type: int = 20) -> dict:
     """The no-answer models (``fit_forms``) at the phrase/sentence cut (``SENTENCE_WORDS``)
@@ -320,14 +326,12 @@ def choose_no_answer(rows: list[Row], on_topic: list[Row], across: list[Row], pa
             scored.append((sum(held_out), l2, words, models, answered))
     if not scored:
         raise SystemExit(f"no phrase/sentence cut of {SENTENCE_WORDS} holds every query type's loss within {max_loss}")
-    top = max(s[0] for s in scored)
-    _, l2, words, models, answered = max((s for s in scored if s[0] >= top - PENALTY_TIE), key=lambda s: (s[1], s[0]))
+    _, l2, words, models, answered = max(near_best(scored, lambda s: s[0]), key=lambda s: (s[1], s[0]))
     refused, served_hit5 = served_by(answered, rows)
     fit_forms(rows, words, max_loss, min_type, l2, verbose=True, names=names)
     on_topic_refused = float(np.mean([not models[r.form(words)].answers(r.values) for r in on_topic])) if on_topic else None
     across_held_out = {p: cross_validated(across, words, max_loss, min_type, p, across_names) for p in NO_ANSWER_L2}
-    across_top = max(sum(v) for v in across_held_out.values())
-    across_l2 = max(p for p, v in across_held_out.items() if sum(v) >= across_top - PENALTY_TIE)
+    across_l2 = max(near_best(NO_ANSWER_L2, lambda p: sum(across_held_out[p])))
     print("  across languages, held out, traps refused / served: " + "; ".join(
         f"l2 {p}: {r:.3f} / {v:.3f}" for p, (r, v) in across_held_out.items()))
     across_models = fit_forms(across, words, max_loss, min_type, across_l2, verbose=True, names=across_names)

@@ -191,12 +191,12 @@ class Retriever:
         if not groups:
             return 0.0
         passage = read_passage(groups[0], query_lang)
-        lang = passage.lang
-        wanted = [label for label in labels(passage) if (label, lang) not in self._label_vectors]
+        lang, names = passage.lang, labels(passage)
+        wanted = [label for label in names if (label, lang) not in self._label_vectors]
         if wanted:
             for label, raw in zip(wanted, self.embedder.encode(wanted, query=True)):
                 self._label_vectors[(label, lang)] = self.align(raw[None], lang)[0]
-        similarity = max(float(self._label_vectors[(label, lang)] @ vector) for label in labels(passage))
+        similarity = max(float(self._label_vectors[(label, lang)] @ vector) for label in names)
         while len(self._label_vectors) > LABELS_KEPT:  # a long-lived retriever over a large corpus
             del self._label_vectors[next(iter(self._label_vectors))]
         return similarity
