@@ -79,9 +79,6 @@ MIN_MATCH = (1, 2)
 GROUP_SIMILARITY = tuple(np.round(np.arange(0.5, 0.951, 0.01), 2).tolist())
 SENTENCE_WORDS = (6, 8, 10, 12, 15)
 NO_ANSWER_L2 = (1.0, 10.0, 30.0, 100.0)
-# held-out sums this close are one draw of the folds apart (they moved 0.01-0.015 between
-# draws, docs/benchmarks.md, "The best hit's heading"): among them the strongest penalty
-PENALTY_TIE = 0.005
 FOLDS = 5
 
 
@@ -268,11 +265,25 @@ def served(models: dict[str, NoAnswerModel], rows: list[Row], sentence_words: in
     return served_by(np.array([models[r.form(sentence_words)].answers(r.values) for r in rows]), rows)
 
 
+@dataclass(frozen=True)
+class HeldOut:
+    """``cross_validated``'s reading: traps refused and answerable hit@5 past the bars on
+    sections the models were not fitted on, and the standard error of their sum over the folds."""
+
+    refused: float
+    served: float
+    error: float
+
+    @property
+    def sum(self) -> float:
+        return self.refused + self.served
+
+
 def cross_validated(rows: list[Row], sentence_words: int, max_loss: float, min_type: int, l2: float,
-                    names: tuple[str, ...]) -> tuple[float, float]:
-    """(traps refused, answerable hit@5 past the bars) of ``fit_forms`` read on dev sections
-    it was not fitted on: five folds by section, so that a section's queries in every
-    language fall in one fold and none is judged by models fitted on its translations."""
+                    names: tuple[str, ...]) -> HeldOut:
+    """``fit_forms`` read on dev sections it was not fitted on: five folds by section, so
+    that a section's queries in every language fall in one fold and none is judged by models
+    fitted on its translations."""
     fold = np.array([zlib.crc32(r.section.encode("utf-8")) % FOLDS for r in rows])
     answered = np.zeros(len(rows), dtype=bool)
     for k in range(FOLDS):
@@ -280,22 +291,25 @@ def cross_validated(rows: list[Row], sentence_words: int, max_loss: float, min_t
                            names=names)
         for i in np.flatnonzero(fold == k):
             answered[i] = models[rows[i].form(sentence_words)].answers(rows[i].values)
-    return served_by(answered, rows)
+    sums = [sum(served_by(answered[fold == k], [r for r, f in zip(rows, fold) if f == k])) for k in range(FOLDS)]
+    return HeldOut(*served_by(answered, rows), float(np.std(sums, ddof=1) / np.sqrt(FOLDS)))
 
 
-def near_best(items: list, held_out_sum) -> list:
-    """The ``items`` whose held-out sum is within ``PENALTY_TIE`` of the best one's."""
-    top = max(held_out_sum(i) for i in items)
-    return [i for i in items if held_out_sum(i) >= top - PENALTY_TIE]
+def within_error(items: list, held_out) -> list:
+    """The ``items`` whose held-out sum is within one standard error of the best one's (the
+    one-standard-error rule): nearer than that, the folds cannot tell them apart."""
+    best = max((held_out(i) for i in items), key=lambda h: h.sum)
+    return [i for i in items if held_out(i).sum >= best.sum - best.error]
 
 
 def choose_no_answer(rows: list[Row], on_topic: list[Row], across: list[Row], parts: bool = False,
                      max_loss: float = 0.05, min_type: int = 20) -> dict:
     """The no-answer models (``fit_forms``) at the phrase/sentence cut (``SENTENCE_WORDS``)
     and the L2 penalty (``NO_ANSWER_L2``) with the most traps refused less answers lost on
-    sections they were not fitted on (``cross_validated``; of the settings within
-    ``PENALTY_TIE`` of the best, the strongest penalty: with a weak one, weights of opposite
-    signs on two near-copies of a feature fitted the folds' noise), while no query type, over all
+    sections they were not fitted on (``cross_validated``; of the settings within one standard
+    error of the best, the strongest penalty: with a weak one, weights of opposite signs on
+    two near-copies of a feature fitted the folds' noise, and a question the sample corpus
+    answers was refused), while no query type, over all
     forms and all dev, loses more than ``max_loss`` of its hit@5 (a type split between
     phrases and sentences may fall under ``min_type`` in one of them, where its own rule does
     not hold it); then, at that cut and with a penalty chosen the same way, the
@@ -320,20 +334,21 @@ def choose_no_answer(rows: list[Row], on_topic: list[Row], across: list[Row], pa
         lost = max(float((correct & ~answered)[answerable & (types == t)].mean()) for t in set(types[answerable]))
         held_out = cross_validated(rows, words, max_loss, min_type, l2, names)
         in_sample = served_by(answered, rows)
-        print(f"  l2 {l2} sentence_words {words}: held out, traps refused {held_out[0]:.3f} served {held_out[1]:.3f}; "
-              f"all dev, traps refused {in_sample[0]:.3f} served {in_sample[1]:.3f}, most lost by a type {lost:.3f}")
+        print(f"  l2 {l2} sentence_words {words}: held out, traps refused {held_out.refused:.3f} served "
+              f"{held_out.served:.3f} (sum {held_out.sum:.3f} ± {held_out.error:.3f}); all dev, traps refused "
+              f"{in_sample[0]:.3f} served {in_sample[1]:.3f}, most lost by a type {lost:.3f}")
         if lost <= max_loss + 1e-9:
-            scored.append((sum(held_out), l2, words, models, answered))
+            scored.append((held_out, l2, words, models, answered))
     if not scored:
         raise SystemExit(f"no phrase/sentence cut of {SENTENCE_WORDS} holds every query type's loss within {max_loss}")
-    _, l2, words, models, answered = max(near_best(scored, lambda s: s[0]), key=lambda s: (s[1], s[0]))
+    _, l2, words, models, answered = max(within_error(scored, lambda s: s[0]), key=lambda s: (s[1], s[0].sum))
     refused, served_hit5 = served_by(answered, rows)
     fit_forms(rows, words, max_loss, min_type, l2, verbose=True, names=names)
     on_topic_refused = float(np.mean([not models[r.form(words)].answers(r.values) for r in on_topic])) if on_topic else None
     across_held_out = {p: cross_validated(across, words, max_loss, min_type, p, across_names) for p in NO_ANSWER_L2}
-    across_l2 = max(near_best(NO_ANSWER_L2, lambda p: sum(across_held_out[p])))
+    across_l2 = max(within_error(list(NO_ANSWER_L2), across_held_out.get))
     print("  across languages, held out, traps refused / served: " + "; ".join(
-        f"l2 {p}: {r:.3f} / {v:.3f}" for p, (r, v) in across_held_out.items()))
+        f"l2 {p}: {h.refused:.3f} / {h.served:.3f} (± {h.error:.3f})" for p, h in across_held_out.items()))
     across_models = fit_forms(across, words, max_loss, min_type, across_l2, verbose=True, names=across_names)
     before, after = served(models, across, words), served(across_models, across, words)
     print(f"  across languages, traps refused / served: by the same-language models {before[0]:.3f} / "
