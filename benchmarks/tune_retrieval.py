@@ -21,7 +21,8 @@ often answered by a look-alike) are only reported at those bars. At the chosen c
 ``across_languages`` models are fitted the same way on the dev runs asked again over the
 chunks in other languages than the query's (refusal.ACROSS_FEATURES).
 
-    .venv/bin/python benchmarks/tune_retrieval.py [--embedder NAME ...] [--no-answer-only | --penalty-only]
+    .venv/bin/python benchmarks/tune_retrieval.py [--embedder NAME ...] [--no-answer-only | --penalty-only
+                                                                      | --lexical-only]
 """
 
 from __future__ import annotations
@@ -78,6 +79,10 @@ MIN_MATCH = (1, 2)
 # 0.01 apart: a grid 0.1 apart missed the concatenation's best (docs/benchmarks.md)
 GROUP_SIMILARITY = tuple(np.round(np.arange(0.5, 0.951, 0.01), 2).tolist())
 SENTENCE_WORDS = (6, 8, 10, 12, 15)
+# around the concatenation's whole-bonus weight (0.1): a bonus weighed down may need a larger one
+LEXICAL_STRENGTH_WEIGHTS = (0.1, 0.15, 0.2)
+LEXICAL_FLOORS = (0.0, 0.25, 0.5, 1.0)
+LEXICAL_POWERS = (1, 2, 3)
 NO_ANSWER_L2 = (1.0, 10.0, 30.0, 100.0)
 FOLDS = 5
 
@@ -94,14 +99,44 @@ def dev_runs(retriever: Retriever, queries: list[dict], vectors: np.ndarray, min
 
 def figures(retriever: Retriever, runs: list[QueryRun], params: FusionParams, mode: str) -> dict:
     per_lang: dict[str, list[int]] = {}
+    per_type: dict[str, list[int]] = {}
     for run in runs:
         if run.query["relevant"] is None:
             continue
-        groups = retriever.rank(leg(run.candidates, mode), run.query_lang, params)
-        per_lang.setdefault(run.query["lang"], []).append(section_rank(groups, run.query["relevant"]))
+        groups = retriever.rank(leg(run.candidates, mode), run.query["text"], run.query_lang, params)
+        rank = section_rank(groups, run.query["relevant"])
+        per_lang.setdefault(run.query["lang"], []).append(rank)
+        per_type.setdefault(run.query["type"], []).append(rank)
     hit5 = {lang: float(np.mean(np.array(r) < 5)) for lang, r in sorted(per_lang.items())}
     ranks = np.array([r for rs in per_lang.values() for r in rs], dtype=float)
-    return {"hit5": hit5, "min_hit5": min(hit5.values()), "mrr10": float(np.where(ranks < 10, 1 / (ranks + 1), 0).mean())}
+    return {"hit5": hit5, "min_hit5": min(hit5.values()), "mrr10": float(np.where(ranks < 10, 1 / (ranks + 1), 0).mean()),
+            "type_hit5": {t: float(np.mean(np.array(r) < 5)) for t, r in sorted(per_type.items())}}
+
+
+def choose_lexical_strength(retriever: Retriever, runs: list[QueryRun], data: dict, params: FusionParams,
+                            max_loss: float = 0.05) -> FusionParams:
+    """A statement's lexical weight, floor and power (``fusion.weigh_lexical_hits``; a
+    question's hits keep the whole bonus at the weight tuned before, ``question_lexical_weight``):
+    of the settings that keep the full pool's lowest language's hit@5 and cost no query type
+    more than ``max_loss`` of its hit@5 against the whole bonus, the best MRR@10 summed over
+    the full pool and the view with the answer in other languages only (where the lexical leg
+    ranks only wrong chunks)."""
+    elsewhere = answer_elsewhere_runs(retriever, runs, data["passages"])
+    whole = params.lexical_weight if params.question_lexical_weight is None else params.question_lexical_weight
+    params = replace(params, lexical_weight=whole, lexical_floor=1.0, question_lexical_weight=whole)
+    before = figures(retriever, runs, params, "hybrid")
+    scored = []
+    for weight, floor, power in itertools.product(LEXICAL_STRENGTH_WEIGHTS, LEXICAL_FLOORS, LEXICAL_POWERS):
+        chosen = replace(params, lexical_weight=weight, lexical_floor=floor, lexical_power=power)
+        full, moved = figures(retriever, runs, chosen, "hybrid"), figures(retriever, elsewhere, chosen, "hybrid")
+        kept = full["min_hit5"] >= before["min_hit5"] - 1e-9 and all(
+            full["type_hit5"][t] >= hit5 - max_loss - 1e-9 for t, hit5 in before["type_hit5"].items())
+        print(f"  weight {weight} floor {floor} power {power}: full pool lowest hit@5 {full['min_hit5']:.3f} "
+              f"MRR@10 {full['mrr10']:.3f} {json.dumps({k: round(v, 3) for k, v in full['type_hit5'].items()})}; "
+              f"answer elsewhere MRR@10 {moved['mrr10']:.3f}{'' if kept else ' (out)'}")
+        if kept:
+            scored.append((round(full["mrr10"] + moved["mrr10"], 6), chosen))
+    return max(scored, key=lambda s: s[0])[1]
 
 
 def choose_penalty(retriever: Retriever, runs: list[QueryRun], data: dict, params: FusionParams,
@@ -155,7 +190,7 @@ def group_quality(retriever: Retriever, runs: list[QueryRun], params: FusionPara
     chunk's section's other-language passages among the candidates, those collapsed under it)."""
     right = listed = available = 0
     for run in runs:
-        for group in retriever.rank(run.candidates, run.query_lang, params)[:5]:
+        for group in retriever.rank(run.candidates, run.query["text"], run.query_lang, params)[:5]:
             section = group.shown.properties["source_path"]
             same = {c.uuid for c in run.candidates if c.properties["source_path"] == section} - {group.shown.uuid}
             right += sum(t.uuid in same for t in group.translations)
@@ -186,9 +221,9 @@ def no_answer_rows(retriever: Retriever, runs: list[QueryRun], params: FusionPar
     on-topic traps apart."""
     rows, on_topic = [], []
     for run in runs:
-        groups = retriever.rank([*run.candidates], run.query_lang, params)
-        tokenization = retriever.settings.languages[run.query_lang].tokenization
         text, relevant = run.query["text"], run.query["relevant"]
+        groups = retriever.rank([*run.candidates], text, run.query_lang, params)
+        tokenization = retriever.settings.languages[run.query_lang].tokenization
         row = Row(is_question(text), ends_a_sentence(text), query_words(text, tokenization), run.query["type"],
                   run.query["id"].split(":")[0],
                   retriever.features(text, run.query_lang, groups, run.candidates, run.vector), relevant is not None,
@@ -371,6 +406,9 @@ def main() -> int:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--no-answer-only", action="store_true",
                         help="keep the embedder's configured fusion and group settings; fit the no-answer models alone")
+    parser.add_argument("--lexical-only", action="store_true",
+                        help="keep the configured group setting, leg and penalty; choose the lexical bonus's weight, "
+                             "floor and power against the whole bonus, then fit the no-answer models under them")
     parser.add_argument("--penalty-only", action="store_true",
                         help="keep the configured lexical and group settings; choose the other-language leg's size "
                              "and the same-language penalty, then fit the no-answer models under them")
@@ -387,9 +425,15 @@ def main() -> int:
             retriever = Retriever(settings, client, load_pool(client, settings, data, sha256, embedder), name)
             vectors = encode_cached(settings, embedder, [q["text"] for q in queries], query=True)
             parts = isinstance(embedder, Concatenated)
-            if args.no_answer_only or args.penalty_only:
+            if args.no_answer_only or args.penalty_only or args.lexical_only:
                 params = retriever.fusion
-                if args.penalty_only:
+                if args.lexical_only:
+                    runs = dev_runs(retriever, queries, vectors, retriever.lexical_min_match)
+                    params = choose_lexical_strength(retriever, runs, data, params)
+                    print(f"  chosen lexical_weight {params.lexical_weight}, lexical_floor {params.lexical_floor}, "
+                          f"lexical_power {params.lexical_power}, question_lexical_weight "
+                          f"{params.question_lexical_weight}")
+                elif args.penalty_only:
                     size, penalty, runs = choose_other_language_leg(retriever, queries, vectors,
                                                                     retriever.lexical_min_match, data, params)
                     params = replace(params, same_language_penalty=penalty)
@@ -398,6 +442,9 @@ def main() -> int:
                     runs = dev_runs(retriever, queries, vectors, retriever.lexical_min_match)
                 report[name] = {"other_language_candidates": settings.retrieval.other_language_candidates,
                                 "same_language_penalty": params.same_language_penalty,
+                                "lexical_weight": params.lexical_weight, "lexical_floor": params.lexical_floor,
+                                "lexical_power": params.lexical_power,
+                                "question_lexical_weight": params.question_lexical_weight,
                                 "no_answer": choose_no_answer(*no_answer_rows(retriever, runs, params),
                                                               across_rows(retriever, runs, params), parts),
                                 "dev": figures(retriever, runs, params, "hybrid")}

@@ -118,6 +118,12 @@ class EmbedderTuning(_Section):
     no_answer: NoAnswerForms
     # by query language: off the vector similarity of a chunk in that language (fusion.fuse); none: 0
     same_language_penalty: dict[str, float] = {}
+    # a statement's lexical hit's share of its bonus: floor + (1 - floor) * strength ** power
+    # (fusion.fuse); a question's hits take the whole bonus at question_lexical_weight (none:
+    # lexical_weight)
+    lexical_floor: float = 1.0
+    lexical_power: float = 1.0
+    question_lexical_weight: float | None = None
 
 
 class RetrievalConfig(_Section):

@@ -16,7 +16,15 @@ from weaviate.classes.query import BM25Operator
 
 from pipeline.embedding.embedders import Concatenated, get_embedder
 from pipeline.retrieval import refusal
-from pipeline.retrieval.fusion import Candidate, FusionParams, Group, fuse, group_translations, is_copy
+from pipeline.retrieval.fusion import (
+    Candidate,
+    FusionParams,
+    Group,
+    fuse,
+    group_translations,
+    is_copy,
+    weigh_lexical_hits,
+)
 from pipeline.retrieval.retriever import min_match
 from pipeline.retrieval.terms import terms
 from pipeline.stores import vector_store
@@ -58,6 +66,31 @@ def test_lexical_bonus_reorders_close_hits_but_cannot_lift_a_far_one():
     assert [c.uuid for c in fuse(far, PARAMS)] == ["a", "b"]
     without = FusionParams(0.0, 1, 0.7)
     assert [c.uuid for c in fuse(close, without)] == ["a", "b"]
+
+
+def test_a_statements_lexical_hit_is_weighed_by_the_rare_terms_it_holds_and_a_questions_is_not():
+    """Where the answer stands only in another language, the lexical leg's first hit shares
+    only the query's common words: weighed by what it matches, its bonus no longer lifts it
+    over the answer; a question's hits keep the whole bonus (asked in the asker's own words)."""
+    v = unit(1, 0, 0)
+
+    def chunk(uuid, lang, text, similarity, lexical_rank=None):
+        return Candidate(uuid, {"lang": lang, "doc_id": uuid, "heading_path": [], "text": text}, v, similarity,
+                         lexical_rank=lexical_rank)
+
+    common = chunk("common", "de", "Die Installation der Pakete auf dem System", 0.80, lexical_rank=0)
+    answer = chunk("answer", "en", "Configuring the RAID array with mdadm", 0.82)
+    others = [chunk(f"other {i}", "de", f"Die Installation von Teil {i}", 0.5) for i in range(8)]
+    query = "Die Installation des RAID-Verbunds"
+    weigh_lexical_hits([common, answer, *others], terms(query, "word"), "word", "de")
+    assert 0.0 < common.lexical_strength < 0.5  # "die" and "insta" are everywhere, "raid" and "verbu" nowhere
+    weighed = FusionParams(0.15, 1, 0.7, lexical_floor=0.0, lexical_power=3, question_lexical_weight=0.1)
+    assert [c.uuid for c in fuse([common, answer], weighed, "de")] == ["answer", "common"]
+    # floor 1: the whole bonus, as before the weighing
+    assert [c.uuid for c in fuse([common, answer], replace(weighed, lexical_floor=1.0), "de")] == ["common", "answer"]
+    # a question: the whole bonus at its own weight
+    assert [c.uuid for c in fuse([common, answer], weighed, "de", question=True)] == ["common", "answer"]
+    assert common.score == pytest.approx(0.80 + 0.1)
 
 
 def test_translations_collapse_and_show_the_query_language_else_the_reference():

@@ -100,11 +100,28 @@ def test_a_heading_is_nearer_its_own_sections_heading_than_a_neighbours(five_lan
         retriever = Retriever(settings, client)
         query = "Programme, die zum Entwickeln notwendig sind"
         vector = retriever.query_vector(query, "de")
-        groups = retriever.rank(retriever.candidates(query, "de", vector), "de")
+        groups = retriever.rank(retriever.candidates(query, "de", vector), query, "de")
         by_section = {g.shown.properties["clause_number"]: g for g in groups if g.shown.lang == "de"}
         own, neighbour = by_section["1.2"], next(g for n, g in by_section.items() if n and n != "1.2")
         assert retriever.heading_similarity([own], "de", vector) > retriever.heading_similarity([neighbour], "de", vector)
         assert retriever.heading_similarity([own], "de", vector) > 0.9
+
+
+def test_a_headings_lexical_hits_are_weighed_by_what_they_hold(five_languages, settings, weaviate_server):
+    """The lexical leg's hits over the real chunks: those under the section the heading names
+    hold its words and keep their bonus; a hit elsewhere, found for a common word or two,
+    holds less of the query and takes less (fusion.weigh_lexical_hits)."""
+    from pipeline.retrieval import Retriever
+
+    with vector_store.connect(settings) as client:
+        retriever = Retriever(settings, client)
+        query = "Programme, die zum Entwickeln notwendig sind"
+        hits = [c for c in retriever.candidates(query, "de", retriever.query_vector(query, "de"))
+                if c.lexical_rank is not None]
+        own = [c.lexical_strength for c in hits if c.properties["clause_number"] == "1.2"]
+        elsewhere = [c.lexical_strength for c in hits if c.properties["clause_number"] not in ("1.2", None, "")]
+        assert own and elsewhere and all(0.0 <= s <= 1.0 for s in own + elsewhere)
+        assert max(own) > 0.9 and max(own) > max(elsewhere)
 
 
 def test_across_languages_an_unrelated_question_is_refused_and_a_related_one_answered(five_languages, settings):

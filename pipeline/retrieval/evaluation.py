@@ -123,7 +123,7 @@ def run_queries(retriever: Retriever, queries: list[dict[str, Any]]) -> Iterator
         lang = retriever.query_language(q["text"])
         vector = retriever.query_vector(q["text"], lang)
         candidates = retriever.candidates(q["text"], lang, vector)
-        retriever.rank([*candidates], lang)
+        retriever.rank([*candidates], q["text"], lang)
         yield QueryRun(q, lang, candidates, time.perf_counter() - started, vector)
 
 
@@ -205,7 +205,7 @@ def score_runs(runs: list[QueryRun], retriever: Retriever, params: FusionParams,
         refused: dict[tuple[str, str], list[bool]] = defaultdict(list)
         for run in runs:
             candidates = leg(run.candidates, mode)
-            groups = retriever.rank(candidates, run.query_lang, params)
+            groups = retriever.rank(candidates, run.query["text"], run.query_lang, params)
             answered = answers(retriever, run, groups, candidates, model)
             q = run.query
             keys = ["all", f"lang:{q['lang']}", f"type:{q['type']}"] + (["type:acronym"] if q["acronym"] else [])

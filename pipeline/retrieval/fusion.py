@@ -31,7 +31,8 @@ import numpy as np
 from opencc import OpenCC
 from threadpoolctl import ThreadpoolController
 
-from pipeline.retrieval.terms import HAN_KANA
+from pipeline.retrieval.terms import HAN_KANA, coverage, rarity, terms
+from pipeline.stores.vector_store import searched_text
 from pipeline.text.clauses import number_key
 
 
@@ -56,6 +57,8 @@ class Candidate:
     lexical_rank: int | None = None  # 0-based rank in the lexical leg, None when it did not find it
     score: float = 0.0
     part_similarities: tuple[float, ...] = ()  # a concatenated embedder's per-part cosines to the query
+    # of the query's terms, the share (weighed by rarity) a lexical hit holds: ``weigh_lexical_hits``
+    lexical_strength: float = 1.0
 
     @property
     def lang(self) -> str:
@@ -106,6 +109,14 @@ class FusionParams:
     # puts a passage in the query's own language closer than its answer in another
     # (docs/retrieval.md, step 5); a language without one: 0
     same_language_penalty: Mapping[str, float] = field(default_factory=dict)
+    # a statement's lexical hit (a heading, a sentence: the section's own words) takes
+    # ``floor + (1 - floor) * strength ** power`` of its bonus (``Candidate.lexical_strength``);
+    # floor 1: the whole bonus whatever it matches
+    lexical_floor: float = 1.0
+    lexical_power: float = 1.0
+    # a question's lexical hits take the whole bonus, at this weight (None: ``lexical_weight``):
+    # asked in the asker's own words, its answer shares few of them (docs/retrieval.md, step 5)
+    question_lexical_weight: float | None = None
 
 
 @cache
@@ -113,12 +124,34 @@ def _blas() -> ThreadpoolController:
     return ThreadpoolController()
 
 
-def fuse(candidates: list[Candidate], params: FusionParams, query_lang: str | None = None) -> list[Candidate]:
-    """Score every candidate (vector similarity, less the same-language penalty for a chunk in
-    ``query_lang``, + the rank-weighted lexical bonus), best first."""
-    penalty = params.same_language_penalty.get(query_lang, 0.0) if query_lang else 0.0
+def weigh_lexical_hits(candidates: list[Candidate], wanted: set[str], tokenization: str,
+                       query_lang: str) -> None:
+    """Set each lexical hit's ``lexical_strength``: the share of the query's terms
+    (``wanted``) it holds, each weighed by its rarity among the candidates in the query's
+    language (``terms.coverage``). Where the answer stands only in another language, the
+    lexical leg ranks only wrong chunks, and its first took the whole bonus for sharing the
+    query's common words (docs/retrieval.md, step 5)."""
+    held = {c.uuid: terms(searched_text(c.properties), tokenization) for c in candidates if c.lang == query_lang}
+    weights = rarity(wanted, held.values())
     for c in candidates:
-        bonus = params.lexical_weight / (c.lexical_rank + params.lexical_rank_offset) if c.lexical_rank is not None else 0.0
+        if c.lexical_rank is not None:
+            c.lexical_strength = coverage(weights, held.get(c.uuid, set()))
+
+
+def fuse(candidates: list[Candidate], params: FusionParams, query_lang: str | None = None,
+         question: bool = False) -> list[Candidate]:
+    """Score every candidate (vector similarity, less the same-language penalty for a chunk in
+    ``query_lang``, + the rank-weighted lexical bonus: a statement's weighed by what the hit
+    matches, a question's whole), best first."""
+    penalty = params.same_language_penalty.get(query_lang, 0.0) if query_lang else 0.0
+    weight, floor = ((params.lexical_weight if params.question_lexical_weight is None
+                      else params.question_lexical_weight, 1.0) if question
+                     else (params.lexical_weight, params.lexical_floor))
+    for c in candidates:
+        bonus = 0.0
+        if c.lexical_rank is not None:
+            share = floor + (1 - floor) * c.lexical_strength ** params.lexical_power
+            bonus = share * weight / (c.lexical_rank + params.lexical_rank_offset)
         c.score = c.similarity - penalty * (c.lang == query_lang) + bonus
     return sorted(candidates, key=lambda c: (-c.score, c.uuid))
 

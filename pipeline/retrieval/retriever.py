@@ -28,8 +28,18 @@ from pipeline.retrieval.fusion import (
     Group,
     fuse,
     group_translations,
+    weigh_lexical_hits,
 )
-from pipeline.retrieval.refusal import QUERY_FORMS, NoAnswerDecision, NoAnswerModel, features, labels, read_passage
+from pipeline.retrieval.terms import terms
+from pipeline.retrieval.refusal import (
+    QUERY_FORMS,
+    NoAnswerDecision,
+    NoAnswerModel,
+    features,
+    is_question,
+    labels,
+    read_passage,
+)
 from pipeline.stores import vector_store
 from pipeline.text.langid import detect_block
 
@@ -69,7 +79,8 @@ def tuning(settings: Settings, embedder: str) -> EmbedderTuning:
 
 def fusion_params(settings: Settings, embedder: str) -> FusionParams:
     t = tuning(settings, embedder)
-    return FusionParams(t.lexical_weight, t.lexical_rank_offset, t.group_similarity, t.same_language_penalty)
+    return FusionParams(t.lexical_weight, t.lexical_rank_offset, t.group_similarity, t.same_language_penalty,
+                        t.lexical_floor, t.lexical_power, t.question_lexical_weight)
 
 
 def no_answer_model(settings: Settings, embedder: str) -> NoAnswerDecision | None:
@@ -168,6 +179,7 @@ class Retriever:
                 include_vector=True, return_metadata=MetadataQuery(score=True))
             for rank, obj in enumerate(lexical.objects):
                 found.setdefault(str(obj.uuid), self._candidate(obj, vector)).lexical_rank = rank
+            weigh_lexical_hits(list(found.values()), terms(query, tokenization), tokenization, query_lang)
         return list(found.values())
 
     def _candidate(self, obj, query_vector: np.ndarray) -> Candidate:
@@ -177,11 +189,11 @@ class Retriever:
         return Candidate(uuid=str(obj.uuid), properties=dict(obj.properties), vector=vector,
                          similarity=float(vector @ query_vector), part_similarities=parts)
 
-    def rank(self, candidates: list[Candidate], query_lang: str, params: FusionParams | None = None,
+    def rank(self, candidates: list[Candidate], query: str, query_lang: str, params: FusionParams | None = None,
              limit: int = 10) -> list[Group]:
         params = params or self.fusion
-        return group_translations(fuse(candidates, params, query_lang), query_lang, self.settings.reference_language,
-                                  params, limit)
+        return group_translations(fuse(candidates, params, query_lang, is_question(query)), query_lang,
+                                  self.settings.reference_language, params, limit)
 
     def heading_similarity(self, groups: list[Group], query_lang: str, vector: np.ndarray) -> float:
         """The query's similarity to the best hit's heading (``refusal.labels`` of its
@@ -224,7 +236,7 @@ class Retriever:
         query_lang = self.query_language(query)
         vector = self.query_vector(query, query_lang)
         candidates = self.candidates(query, query_lang, vector, mode, lang)
-        groups = self.rank([*candidates], query_lang, limit=max(limit, 2))  # the runner-up is a feature
+        groups = self.rank([*candidates], query, query_lang, limit=max(limit, 2))  # the runner-up is a feature
         probability, bar = self.judge(query, query_lang, groups, candidates, vector)
         answered = bool(groups) and probability >= bar
         return SearchResult(query=query, query_lang=query_lang, groups=groups[:limit] if answered else [],
