@@ -30,7 +30,6 @@ from pipeline.retrieval.fusion import (
     group_translations,
     weigh_lexical_hits,
 )
-from pipeline.retrieval.terms import terms
 from pipeline.retrieval.refusal import (
     QUERY_FORMS,
     NoAnswerDecision,
@@ -40,6 +39,7 @@ from pipeline.retrieval.refusal import (
     labels,
     read_passage,
 )
+from pipeline.retrieval.terms import terms
 from pipeline.stores import vector_store
 from pipeline.text.langid import detect_block
 
