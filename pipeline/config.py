@@ -296,6 +296,11 @@ class Settings(_Section):
     def weaviate_data_path(self) -> Path:
         return self.data_root / "weaviate"
 
+    @property
+    def weaviate_node_name_path(self) -> Path:
+        """The embedded server's Raft node name, kept beside its data (embedded_server.node_environment)."""
+        return self.data_root / "weaviate-node-name"
+
 
 def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     merged = dict(base)

@@ -255,6 +255,28 @@ def test_a_rejection_killed_half_way_through_its_rollback_is_finished_by_the_nex
     assert row.status == "loaded" and row.last_batch == "k1"
 
 
+def test_an_embedded_data_folder_comes_up_on_another_port_with_what_it_holds(settings, weaviate_server, tmp_path):
+    """weaviate-client names the embedded server's Raft node after its HTTP port, and the Raft
+    state in the data folder knows only that name: started on another port (the port changed
+    in the config, a benchmark drawing free ports), the server answered 503 until the start
+    timed out. The name is kept beside the data (embedded_server.node_environment)."""
+    from conftest import free_port
+
+    def on_free_ports():
+        cfg = settings.weaviate.model_copy(update={"http_port": free_port(), "grpc_port": free_port(), "url": None})
+        return settings.model_copy(update={"weaviate": cfg, "data_root": tmp_path / "data"})
+
+    first = on_free_ports()
+    with store.connect(first) as client:
+        client.collections.create("Probe")
+        client.collections.get("Probe").data.insert({"text": "kept"})
+    assert first.weaviate_node_name_path.read_text().strip() == f"Embedded_at_{first.weaviate.http_port}"
+    second = on_free_ports()
+    with store.connect(second) as client:
+        assert [o.properties["text"] for o in client.collections.get("Probe").iterator()] == ["kept"]
+    assert second.weaviate_node_name_path.read_text().strip() == f"Embedded_at_{first.weaviate.http_port}"
+
+
 def test_a_task_waits_for_the_server_its_parent_is_starting_and_says_so_when_it_never_comes(settings, monkeypatch):
     """``rosetta ingest`` starts the embedded server beside its DAG runner: with
     SERVER_FROM_PARENT_ENV set, a task that needs Weaviate waits until the server's ports listen

@@ -86,6 +86,27 @@ def embedded_environment(settings: Settings) -> dict[str, str]:
     }
 
 
+def node_environment(settings: Settings) -> dict[str, str]:
+    """The embedded server's Raft node name, the same for its data folder at every start.
+    weaviate-client names the node after the HTTP port (``Embedded_at_<port>``), and the Raft
+    state in the data folder knows only the name it was made under: started on another port
+    (``weaviate.http_port`` changed, or a benchmark drawing free ports), the server waited for
+    a node that no longer exists and never came up. The first start's name is written
+    beside the data (``Settings.weaviate_node_name_path``) and read at every later one; a
+    folder without it was made under the client's naming at the current port."""
+    path = settings.weaviate_node_name_path
+    if path.exists():
+        name = path.read_text(encoding="utf-8").strip()
+    else:
+        name = f"Embedded_at_{settings.weaviate.http_port}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(path.name + ".partial")
+        partial.write_text(name + "\n", encoding="utf-8")
+        partial.replace(path)  # a start killed mid-write leaves no half-written name
+    # RAFT_JOIN by name alone: the client picks the Raft port at each start
+    return {"CLUSTER_HOSTNAME": name, "RAFT_JOIN": name}
+
+
 def wait_for_parent_server(settings: Settings) -> bool:
     """With SERVER_FROM_PARENT_ENV set: wait until the parent's server listens (True), or raise."""
     if not os.environ.get(SERVER_FROM_PARENT_ENV):

@@ -25,8 +25,8 @@ from weaviate.util import generate_uuid5
 from pipeline.config import Settings
 from pipeline.stores import secrets
 from pipeline.stores.embedded_server import (LOOPBACK, SERVER_FROM_PARENT_ENV, WeaviateUnavailable, embedded_binary_dir,
-                                             embedded_binary_path, embedded_environment, server_listening,
-                                             wait_for_parent_server)
+                                             embedded_binary_path, embedded_environment, node_environment,
+                                             server_listening, wait_for_parent_server)
 
 log = logging.getLogger(__name__)
 
@@ -155,7 +155,7 @@ def connect(settings: Settings) -> Iterator[weaviate.WeaviateClient]:
             hostname=LOOPBACK, version=cfg.version, port=cfg.http_port, grpc_port=cfg.grpc_port,
             binary_path=str(embedded_binary_dir(settings)),
             persistence_data_path=str(settings.weaviate_data_path),
-            additional_env_vars=embedded_environment(settings),
+            additional_env_vars={**embedded_environment(settings), **node_environment(settings)},
         ), auth_client_secret=auth)
         try:
             client.connect()
