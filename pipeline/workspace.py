@@ -42,7 +42,8 @@ def doc_id_for(source_path: Path, source_dir: Path) -> str:
     return f"{stem}-{hashlib.sha1(relative.as_posix().encode()).hexdigest()[:8]}"
 
 
-def _atomic_write_bytes(path: Path, payload: bytes) -> None:
+def atomic_write_bytes(path: Path, payload: bytes) -> None:
+    """Write ``path`` whole or not at all: a writer killed mid-write leaves the old file (or none)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -90,14 +91,14 @@ class Workspace:
         return source.source_path if source else None
 
     def write_model(self, path: Path, model: BaseModel) -> Path:
-        _atomic_write_bytes(path, model.model_dump_json(indent=1).encode("utf-8"))
+        atomic_write_bytes(path, model.model_dump_json(indent=1).encode("utf-8"))
         return path
 
     def read_model(self, path: Path | str, model_type: type[Model]) -> Model:
         return model_type.model_validate_json(Path(path).read_text(encoding="utf-8"))
 
     def write_json(self, path: Path, data: Any) -> Path:
-        _atomic_write_bytes(path, json.dumps(data, ensure_ascii=False, indent=1, default=str).encode("utf-8"))
+        atomic_write_bytes(path, json.dumps(data, ensure_ascii=False, indent=1, default=str).encode("utf-8"))
         return path
 
     def read_json(self, path: Path | str) -> Any:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pipeline.config import Settings
 from pipeline.stores import secrets
+from pipeline.workspace import atomic_write_bytes
 
 # Tokenizers built into every Weaviate server; the others need ENABLE_TOKENIZER_<NAME> in its environment.
 PLAIN_TOKENIZATIONS = {"word", "lowercase", "whitespace", "field", "trigram"}
@@ -99,10 +100,7 @@ def node_environment(settings: Settings) -> dict[str, str]:
         name = path.read_text(encoding="utf-8").strip()
     else:
         name = f"Embedded_at_{settings.weaviate.http_port}"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(path.name + ".partial")
-        partial.write_text(name + "\n", encoding="utf-8")
-        partial.replace(path)  # a start killed mid-write leaves no half-written name
+        atomic_write_bytes(path, f"{name}\n".encode("utf-8"))
     # RAFT_JOIN by name alone: the client picks the Raft port at each start
     return {"CLUSTER_HOSTNAME": name, "RAFT_JOIN": name}
 
