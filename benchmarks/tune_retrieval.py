@@ -122,7 +122,7 @@ def choose_lexical_strength(retriever: Retriever, runs: list[QueryRun], data: di
     the full pool and the view with the answer in other languages only (where the lexical leg
     ranks only wrong chunks)."""
     elsewhere = answer_elsewhere_runs(retriever, runs, data["passages"])
-    whole = params.lexical_weight if params.question_lexical_weight is None else params.question_lexical_weight
+    whole = params.question_weight
     params = replace(params, lexical_weight=whole, lexical_floor=1.0, question_lexical_weight=whole)
     before = figures(retriever, runs, params, "hybrid")
     scored = []

@@ -118,6 +118,11 @@ class FusionParams:
     # asked in the asker's own words, its answer shares few of them (docs/retrieval.md, step 5)
     question_lexical_weight: float | None = None
 
+    @property
+    def question_weight(self) -> float:
+        """The weight of a question's whole bonus."""
+        return self.lexical_weight if self.question_lexical_weight is None else self.question_lexical_weight
+
 
 @cache
 def _blas() -> ThreadpoolController:
@@ -144,9 +149,7 @@ def fuse(candidates: list[Candidate], params: FusionParams, query_lang: str | No
     ``query_lang``, + the rank-weighted lexical bonus: a statement's weighed by what the hit
     matches, a question's whole), best first."""
     penalty = params.same_language_penalty.get(query_lang, 0.0) if query_lang else 0.0
-    weight, floor = ((params.lexical_weight if params.question_lexical_weight is None
-                      else params.question_lexical_weight, 1.0) if question
-                     else (params.lexical_weight, params.lexical_floor))
+    weight, floor = (params.question_weight, 1.0) if question else (params.lexical_weight, params.lexical_floor)
     for c in candidates:
         bonus = 0.0
         if c.lexical_rank is not None:
