@@ -31,7 +31,7 @@ import numpy as np
 from opencc import OpenCC
 from threadpoolctl import ThreadpoolController
 
-from pipeline.retrieval.terms import HAN_KANA, coverage, rarity, terms
+from pipeline.retrieval.terms import HAN_KANA, coverage, held_terms, rarity
 from pipeline.stores.vector_store import searched_text
 from pipeline.text.clauses import number_key
 
@@ -136,7 +136,7 @@ def weigh_lexical_hits(candidates: list[Candidate], wanted: set[str], tokenizati
     language (``terms.coverage``). Where the answer stands only in another language, the
     lexical leg ranks only wrong chunks, and its first took the whole bonus for sharing the
     query's common words (docs/retrieval.md, step 5)."""
-    held = {c.uuid: terms(searched_text(c.properties), tokenization) for c in candidates if c.lang == query_lang}
+    held = {c.uuid: held_terms(searched_text(c.properties), tokenization) for c in candidates if c.lang == query_lang}
     weights = rarity(wanted, held.values())
     for c in candidates:
         if c.lexical_rank is not None:

@@ -88,7 +88,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.retrieval.fusion import Candidate, Group
-from pipeline.retrieval.terms import coverage, rarity, terms, word_count
+from pipeline.retrieval.terms import coverage, held_terms, rarity, terms, word_count
 from pipeline.stores.vector_store import searched_text
 
 FEATURES = ("similarity", "nearest_similarity", "margin", "nearest_spread", "heading_similarity", "coverage", "length",
@@ -135,9 +135,10 @@ def features(query: str, query_lang: str, tokenization: str, groups: Sequence[Gr
     if not groups:
         return {**dict.fromkeys(FEATURES + PART_FEATURES, 0.0), "across_languages": 0.0}
     wanted = terms(query, tokenization)
-    weights = rarity(wanted, (terms(searched_text(c.properties), tokenization) for c in candidates if c.lang == query_lang))
+    weights = rarity(wanted, (held_terms(searched_text(c.properties), tokenization) for c in candidates
+                              if c.lang == query_lang))
     passage = _in_language(groups[0], query_lang)
-    covered = coverage(weights, terms(searched_text(passage.properties), tokenization)) if passage else 1.0
+    covered = coverage(weights, held_terms(searched_text(passage.properties), tokenization)) if passage else 1.0
     length = math.log1p(word_count(wanted, tokenization))
     nearest = sorted((c.similarity for c in candidates), reverse=True)[:SPREAD_OF]
     values = {"similarity": max(c.similarity for c in groups[0].members),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
 HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # kana and Han, as characters of a regex class
 CJK_BIGRAMS_PER_WORD = 2
@@ -33,6 +34,13 @@ def terms(text: str, tokenization: str) -> set[str]:
         found.update({run} if len(run) == 1 else {run[i:i + 2] for i in range(len(run) - 1)})
     found.update(_WORD.findall(_CJK.sub(" ", text)))
     return found
+
+
+@lru_cache(maxsize=4096)
+def held_terms(text: str, tokenization: str) -> frozenset[str]:
+    """``terms`` of a chunk's searched text, kept: fusion weighs a search's lexical hits by them,
+    and its no-answer decision reads the same candidates' again."""
+    return frozenset(terms(text, tokenization))
 
 
 def word_count(found: set[str], tokenization: str) -> float:
