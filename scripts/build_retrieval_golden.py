@@ -221,6 +221,16 @@ def trap_sections(debs: dict[str, Path]) -> dict[str, dict[str, dict]]:
     return by_lang
 
 
+def shared_acronyms(passages: list[dict]) -> set[str]:
+    """The Latin acronyms that occur in at least three sections of the pool: a query holding one
+    is the trap where a lexical leg matches the acronym everywhere."""
+    acronym_sections: dict[str, set[str]] = defaultdict(set)
+    for p in passages:
+        for acronym in ACRONYM.findall(p["text"]):
+            acronym_sections[acronym].add(p["section"])
+    return {a for a, sections in acronym_sections.items() if len(sections) >= 3}
+
+
 def build(deb: Path, trap_debs: dict[str, Path]) -> dict:
     by_lang = {lang: read_html(deb, f"usr/share/doc/installation-guide-amd64/{locale}/*.html")
                for lang, locale in LOCALES.items()}
@@ -237,11 +247,7 @@ def build(deb: Path, trap_debs: dict[str, Path]) -> dict:
                 passages.append({"id": f"{key}:{lang}", "section": key, "lang": lang,
                                  "heading": NUMBER.sub("", section["heading"]).strip(),
                                  "text": passage(section["paragraphs"], lang)})
-    acronym_sections: dict[str, set[str]] = defaultdict(set)
-    for p in passages:
-        for acronym in ACRONYM.findall(p["text"]):
-            acronym_sections[acronym].add(p["section"])
-    shared = {a for a, sections in acronym_sections.items() if len(sections) >= 3}
+    shared = shared_acronyms(passages)
     traps = trap_sections(trap_debs)
     trap_keys = sorted(traps["en"])
     guide_queries = section_queries(by_lang, keys)

@@ -265,6 +265,24 @@ def test_golden_set_is_pinned_split_and_keeps_traps_out_of_the_pool(settings):
             == {q["id"] for q in data["queries"] if trap_kind(q) == ON_TOPIC})
 
 
+def test_the_manual_not_tuned_on_is_all_test_and_answered_in_every_language(settings):
+    from pipeline.retrieval.evaluation import golden_path
+
+    data = json.loads((golden_path(settings).parent / "edu-manual.json").read_text(encoding="utf-8"))
+    sections: dict[str, set[str]] = defaultdict(set)
+    for p in data["passages"]:
+        sections[p["section"]].add(p["lang"])
+    # every section is in the reference language, the one `rosetta eval`'s cross-lingual view searches
+    assert all(data["reference_language"] in langs for langs in sections.values())
+    assert {q["split"] for q in data["queries"]} == {"test"}
+    assert all(q["relevant"] in sections for q in data["queries"])
+    for lang in settings.languages:
+        asked = {q["type"] for q in data["queries"] if q["lang"] == lang}
+        assert asked == {"heading", "first_sentence"}, lang
+    # translations pair by heading number, not by the generated anchors that differ per language
+    assert sum(len(langs) == len(settings.languages) for langs in sections.values()) >= 100
+
+
 def test_collection_made_before_the_lexical_leg_is_migrated_and_backfilled(settings, weaviate_server):
     name = "RosettaRetrievalLegacy"
     if weaviate_server.collections.exists(name):
