@@ -90,6 +90,32 @@ def test_a_question_the_corpus_cannot_answer_is_refused(five_languages, settings
     assert not result.answered and result.groups == []
 
 
+def test_candidates_fetched_with_few_properties_rank_as_with_all_and_hits_carry_every_one(
+        five_languages, settings, weaviate_server, monkeypatch):
+    """Candidates carry only what ranking and judging read (``CANDIDATE_PROPERTIES``): a
+    property read and not listed would rank otherwise than with every property fetched."""
+    import pipeline.retrieval.retriever as retriever_module
+    from pipeline.retrieval import Retriever
+
+    questions = [GERMAN_QUESTION, "How do I check the package for errors?", "¿Qué es un paquete fuente?",
+                 "パッケージの構築", "如何更新软件包", "Wie backe ich einen Käsekuchen mit Quark?"]
+    with vector_store.connect(settings) as client:
+        def outcomes() -> list:
+            retriever = Retriever(settings, client)
+            return [(r.answered, round(r.answer_probability, 6),
+                     [(g.shown.uuid, round(g.score, 6), [t.uuid for t in g.translations]) for g in r.groups],
+                     [sorted(g.shown.properties) for g in r.groups])
+                    for r in map(retriever.search, questions)]
+
+        few = outcomes()
+        monkeypatch.setattr(retriever_module, "CANDIDATE_PROPERTIES", None)  # the client's default: every one
+        every = outcomes()
+    assert few == every
+    assert any(answered for answered, *_ in few) and not few[-1][0]
+    # the hits shown carry every stored property, lineage included, as before the trimming
+    assert all({"batch_id", "embedder", "structure_type"} <= set(keys) for *_, shown in few for keys in shown)
+
+
 def test_a_heading_is_nearer_its_own_sections_heading_than_a_neighbours(five_languages, settings, weaviate_server):
     """The no-answer decision's heading similarity, with the real embedder over the real
     chunks: a section's heading asked as a query stands nearer that section's heading path

@@ -23,6 +23,7 @@ from pipeline.alignment.maps import AlignmentMap, load_production_map
 from pipeline.config import EmbedderTuning, NoAnswerModels, Settings
 from pipeline.embedding.embedders import Concatenated, get_embedder
 from pipeline.retrieval.fusion import (
+    CANDIDATE_PROPERTIES,
     Candidate,
     FusionParams,
     Group,
@@ -156,7 +157,7 @@ class Retriever:
             if without is not None:
                 filters = without if filters is None else filters & without
             nearest = self.collection.query.near_vector(near_vector=vector.tolist(), limit=limit, filters=filters,
-                                                        include_vector=True)
+                                                        include_vector=True, return_properties=CANDIDATE_PROPERTIES)
             for obj in nearest.objects:
                 if str(obj.uuid) not in found:
                     found[str(obj.uuid)] = self._candidate(obj, vector)
@@ -175,8 +176,8 @@ class Retriever:
             lexical = self.collection.query.bm25(
                 query=query, query_properties=[vector_store.lexical_property(query_lang)], limit=r.lexical_candidates,
                 operator=BM25Operator.or_(minimum_match=min_match(query, tokenization, wanted)),
-                filters=without,
-                include_vector=True, return_metadata=MetadataQuery(score=True))
+                filters=without, include_vector=True, return_properties=CANDIDATE_PROPERTIES,
+                return_metadata=MetadataQuery(score=True))
             for rank, obj in enumerate(lexical.objects):
                 found.setdefault(str(obj.uuid), self._candidate(obj, vector)).lexical_rank = rank
             weigh_lexical_hits(list(found.values()), terms(query, tokenization), tokenization, query_lang)
@@ -239,8 +240,20 @@ class Retriever:
         groups = self.rank([*candidates], query, query_lang, limit=max(limit, 2))  # the runner-up is a feature
         probability, bar = self.judge(query, query_lang, groups, candidates, vector)
         answered = bool(groups) and probability >= bar
-        return SearchResult(query=query, query_lang=query_lang, groups=groups[:limit] if answered else [],
+        shown = self.complete(groups[:limit]) if answered else []
+        return SearchResult(query=query, query_lang=query_lang, groups=shown,
                             answered=answered, best_score=top_similarity(groups), answer_probability=probability)
+
+    def complete(self, groups: list[Group]) -> list[Group]:
+        """``groups`` with every stored property of their chunks (candidates carry only
+        ``CANDIDATE_PROPERTIES``), in one call for all of them."""
+        members = {c.uuid: c for g in groups for c in g.members}
+        if members:
+            found = self.collection.query.fetch_objects(filters=Filter.by_id().contains_any(list(members)),
+                                                        limit=len(members))
+            for obj in found.objects:
+                members[str(obj.uuid)].properties = dict(obj.properties)
+        return groups
 
 def search(query: str, settings: Settings, limit: int = 5, lang: str | None = None,
            mode: Mode = "hybrid") -> SearchResult:
