@@ -33,7 +33,8 @@ from collections import Counter
 from pathlib import Path
 
 from build_golden_set import fetch_deb
-from build_retrieval_golden import ACRONYM, LOCALES, NUMBER, passage, read_sections, section_queries, shared_acronyms
+from build_retrieval_golden import (ACRONYM, LOCALES, passage, pool_passages, read_sections, section_queries,
+                                    shared_acronyms)
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "golden" / "edu-manual.json"
@@ -63,14 +64,7 @@ def build(debs: dict[str, Path]) -> dict:
     english = by_lang["en"]
     keys = sorted((k for k, s in english.items() if s["paragraphs"] and len(passage(s["paragraphs"], "en")) >= 80),
                   key=lambda k: [int(n) for n in k.split(".")])
-    passages = []
-    for key in keys:
-        for lang in LOCALES:
-            section = by_lang[lang].get(key)
-            if section and section["paragraphs"] and (lang == "en" or section["paragraphs"] != english[key]["paragraphs"]):
-                passages.append({"id": f"{key}:{lang}", "section": key, "lang": lang,
-                                 "heading": NUMBER.sub("", section["heading"]).strip(),
-                                 "text": passage(section["paragraphs"], lang)})
+    passages = pool_passages(by_lang, keys)
     shared = shared_acronyms(passages)
     candidates = section_queries(by_lang, keys)
     asked = Counter((c["lang"], c["text"]) for c in candidates)

@@ -221,6 +221,21 @@ def trap_sections(debs: dict[str, Path]) -> dict[str, dict[str, dict]]:
     return by_lang
 
 
+def pool_passages(by_lang: dict[str, dict[str, dict]], keys: list[str]) -> list[dict]:
+    """Each section of ``keys``: its body in every language that translates it (a translation
+    whose paragraphs are the English ones is not one), its heading kept apart."""
+    english = by_lang["en"]
+    passages = []
+    for key in keys:
+        for lang in LOCALES:
+            section = by_lang[lang].get(key)
+            if section and section["paragraphs"] and (lang == "en" or section["paragraphs"] != english[key]["paragraphs"]):
+                passages.append({"id": f"{key}:{lang}", "section": key, "lang": lang,
+                                 "heading": NUMBER.sub("", section["heading"]).strip(),
+                                 "text": passage(section["paragraphs"], lang)})
+    return passages
+
+
 def shared_acronyms(passages: list[dict]) -> set[str]:
     """The Latin acronyms that occur in at least three sections of the pool: a query holding one
     is the trap where a lexical leg matches the acronym everywhere."""
@@ -237,16 +252,7 @@ def build(deb: Path, trap_debs: dict[str, Path]) -> dict:
     english = by_lang["en"]
     keys = sorted(k for k, s in english.items() if s["paragraphs"] and len(passage(s["paragraphs"], "en")) >= 80)
     cut = {k for k in keys if digest("noanswer:" + k) % 10 == 0}
-    passages = []
-    for key in keys:
-        if key in cut:
-            continue
-        for lang in LOCALES:
-            section = by_lang[lang].get(key)
-            if section and section["paragraphs"] and (lang == "en" or section["paragraphs"] != english[key]["paragraphs"]):
-                passages.append({"id": f"{key}:{lang}", "section": key, "lang": lang,
-                                 "heading": NUMBER.sub("", section["heading"]).strip(),
-                                 "text": passage(section["paragraphs"], lang)})
+    passages = pool_passages(by_lang, [k for k in keys if k not in cut])
     shared = shared_acronyms(passages)
     traps = trap_sections(trap_debs)
     trap_keys = sorted(traps["en"])
