@@ -255,6 +255,7 @@ class Retriever:
                 members[str(obj.uuid)].properties = dict(obj.properties)
         return groups
 
+
 def search(query: str, settings: Settings, limit: int = 5, lang: str | None = None,
            mode: Mode = "hybrid") -> SearchResult:
     """One question against the live collection (connects to the configured Weaviate)."""
