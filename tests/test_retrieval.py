@@ -591,6 +591,11 @@ def test_cross_lingual_bar_reads_the_query_languages_only():
     assert all(bars(figures).values())
     figures["cross_lingual"]["ja"] = {"hit5": 0.84}  # the view without headings is the bar's, not "as stored"
     assert not bars(figures)["cross-lingual mean hit@5 >= 0.90, none below 0.85"]
+    # a set without absent traps (the manual not tuned on) cannot measure the trap bar, nor miss it
+    figures["hybrid"]["all"] = {"hit5": 0.95, "no_answer_refused": None}
+    assert bars(figures)["no-answer traps refused >= 90 %"] is None
+    figures["hybrid"]["all"] = {"hit5": 0.95, "no_answer_refused": 0.89}
+    assert bars(figures)["no-answer traps refused >= 90 %"] is False
 
 
 def test_the_sentence_encoder_reads_the_same_token_ids_in_cpp_as_the_packages_python_port(sample_corpus):

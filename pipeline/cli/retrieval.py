@@ -154,12 +154,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print(table([_row(k, v) for k, v in figures["cross_lingual"].items()], columns[:5]))
     checks = bars(result["embedders"][next(iter(result["embedders"]))])
     for name, ok in checks.items():
-        print(f"bar {name}: {'met' if ok else 'MISSED'}")
-    return 0 if all(checks.values()) else 1
+        print(f"bar {name}: {'not measured (the set holds no absent trap)' if ok is None else 'met' if ok else 'MISSED'}")
+    return 0 if all(ok is not False for ok in checks.values()) else 1
 
 
-def bars(figures: dict[str, Any]) -> dict[str, bool]:
-    """The bars of docs/retrieval.md on one embedder's figures."""
+def bars(figures: dict[str, Any]) -> dict[str, bool | None]:
+    """The bars of docs/retrieval.md on one embedder's figures; None: the set cannot measure
+    it (a set without absent traps, such as the manual not tuned on)."""
+    refused = figures["hybrid"]["all"]["no_answer_refused"]
     langs = [k for k in figures["hybrid"] if k.startswith("lang:")]
     # the bar reads the passages without their headings (the stricter view; "as stored" is reported beside it)
     cross = [v["hit5"] for k, v in figures["cross_lingual"].items()
@@ -167,7 +169,7 @@ def bars(figures: dict[str, Any]) -> dict[str, bool]:
     return {
         "hybrid hit@5 >= 0.92 in every query language": all(figures["hybrid"][k]["hit5"] >= 0.92 for k in langs),
         "hybrid never below vector-only": all(figures["hybrid"][k]["hit5"] >= figures["vector"][k]["hit5"] for k in langs),
-        "no-answer traps refused >= 90 %": (figures["hybrid"]["all"]["no_answer_refused"] or 0) >= 0.90,
+        "no-answer traps refused >= 90 %": None if refused is None else refused >= 0.90,
         "cross-lingual mean hit@5 >= 0.90, none below 0.85": bool(cross) and sum(cross) / len(cross) >= 0.90
         and min(cross) >= 0.85,
     }
