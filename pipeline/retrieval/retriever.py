@@ -248,11 +248,8 @@ class Retriever:
         """``groups`` with every stored property of their chunks (candidates carry only
         ``CANDIDATE_PROPERTIES``), in one call for all of them."""
         members = {c.uuid: c for g in groups for c in g.members}
-        if members:
-            found = self.collection.query.fetch_objects(filters=Filter.by_id().contains_any(list(members)),
-                                                        limit=len(members))
-            for obj in found.objects:
-                members[str(obj.uuid)].properties = dict(obj.properties)
+        for uuid, properties, _ in vector_store.fetch_by_uuid(self.collection, list(members), include_vector=False):
+            members[uuid].properties = properties
         return groups
 
 

@@ -369,14 +369,14 @@ def list_uuids(collection, page_size: int = 2000) -> list[str]:
     return [str(o.uuid) for o in pages]
 
 
-def fetch_by_uuid(collection, uuids: list[str],
-                  page_size: int = 500) -> Iterator[tuple[str, dict[str, Any], list[float] | None]]:
-    """These objects with their properties and vectors (those that exist)."""
+def fetch_by_uuid(collection, uuids: list[str], page_size: int = 500,
+                  include_vector: bool = True) -> Iterator[tuple[str, dict[str, Any], list[float] | None]]:
+    """These objects with their properties and, unless told not to, their vectors (those that exist)."""
     for start in range(0, len(uuids), page_size):
         part = uuids[start:start + page_size]
         page = collection.query.fetch_objects(filters=Filter.by_id().contains_any(part), limit=len(part),
-                                              include_vector=True)
-        yield from _rows(page.objects, True)
+                                              include_vector=include_vector)
+        yield from _rows(page.objects, include_vector)
 
 
 def set_source_path(collection, doc_id: str, old_path: str, new_path: str, settings: Settings) -> int:
