@@ -22,7 +22,7 @@ into the hit too.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -137,18 +137,25 @@ def _blas() -> ThreadpoolController:
     return ThreadpoolController()
 
 
+def term_weights(candidates: Sequence[Candidate], wanted: set[str], tokenization: str,
+                 query_lang: str) -> dict[str, float]:
+    """Each of the query's terms (``wanted``) weighed by its rarity among the candidates in the
+    query's language: what the lexical bonus and the no-answer coverage both weigh by."""
+    return rarity(wanted, (held_terms(searched_text(c.properties), tokenization)
+                           for c in candidates if c.lang == query_lang))
+
+
 def weigh_lexical_hits(candidates: list[Candidate], wanted: set[str], tokenization: str,
                        query_lang: str) -> None:
     """Set each lexical hit's ``lexical_strength``: the share of the query's terms
-    (``wanted``) it holds, each weighed by its rarity among the candidates in the query's
-    language (``terms.coverage``). Where the answer stands only in another language, the
-    lexical leg ranks only wrong chunks, and its first took the whole bonus for sharing the
-    query's common words (docs/retrieval.md, step 5)."""
-    held = {c.uuid: held_terms(searched_text(c.properties), tokenization) for c in candidates if c.lang == query_lang}
-    weights = rarity(wanted, held.values())
+    (``wanted``) it holds, by ``term_weights`` (``terms.coverage``). Where the answer stands
+    only in another language, the lexical leg ranks only wrong chunks, and its first took the
+    whole bonus for sharing the query's common words (docs/retrieval.md, step 5)."""
+    weights = term_weights(candidates, wanted, tokenization, query_lang)
     for c in candidates:
         if c.lexical_rank is not None:
-            c.lexical_strength = coverage(weights, held.get(c.uuid, set()))
+            c.lexical_strength = (coverage(weights, held_terms(searched_text(c.properties), tokenization))
+                                  if c.lang == query_lang else 0.0)
 
 
 def fuse(candidates: list[Candidate], params: FusionParams, query_lang: str | None = None,

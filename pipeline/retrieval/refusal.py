@@ -87,8 +87,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.retrieval.fusion import Candidate, Group
-from pipeline.retrieval.terms import coverage, held_terms, rarity, terms, word_count
+from pipeline.retrieval.fusion import Candidate, Group, term_weights
+from pipeline.retrieval.terms import coverage, held_terms, terms, word_count
 from pipeline.stores.vector_store import searched_text
 
 FEATURES = ("similarity", "nearest_similarity", "margin", "nearest_spread", "heading_similarity", "coverage", "length",
@@ -135,8 +135,7 @@ def features(query: str, query_lang: str, tokenization: str, groups: Sequence[Gr
     if not groups:
         return {**dict.fromkeys(FEATURES + PART_FEATURES, 0.0), "across_languages": 0.0}
     wanted = terms(query, tokenization)
-    weights = rarity(wanted, (held_terms(searched_text(c.properties), tokenization) for c in candidates
-                              if c.lang == query_lang))
+    weights = term_weights(candidates, wanted, tokenization, query_lang)
     passage = _in_language(groups[0], query_lang)
     covered = coverage(weights, held_terms(searched_text(passage.properties), tokenization)) if passage else 1.0
     length = math.log1p(word_count(wanted, tokenization))
