@@ -184,6 +184,27 @@ def test_nothing_left_after_cleaning_is_no_text(settings):
     assert err.value.reason == "no_text"
 
 
+PRICE_LIST = ("商品编码 | 数量 | 商品名称\n334010052 | 2.18 | 华联绿豆\n302000001 | 10.12 | 散称华联粉条\n"
+              "334010053 | 0.5 | 红豆\n340010001 | 0 | 蒙牛桶装原味酸牛奶\n310040003 | -0.74 | 猪大肠")
+FORM_LABELS = ["OMB Number: 4040-0004", "Expiration Date: 01/31/2009", "Type of Applicant:", "Name of Federal Agency:",
+               "Catalog of Federal Domestic Assistance Number:"]
+
+
+def test_a_document_of_one_table_or_of_short_labels_is_read_together(settings):
+    """A price list that is one table, and a form whose labels are each too short to detect
+    (pypdf's test files of a Chinese invoice and the SF-424 form): quarantined as no_text before."""
+    table = document([[PRICE_LIST]])
+    table.pages[0].blocks[0].kind = "table"
+    cleaned = language.clean_and_detect(table, settings)
+    assert cleaned.lang == "zh" and cleaned.tables == [(0, len(PRICE_LIST))]
+    assert [span.lang for span in cleaned.lang_spans] == ["zh"]
+    form = language.clean_and_detect(document([FORM_LABELS]), settings)
+    assert form.lang == "en" and all(label in form.text for label in FORM_LABELS)
+    with pytest.raises(DocumentError) as err:  # 13 letters in all
+        language.clean_and_detect(document([[FORM_LABELS[0], "Form 424"]]), settings)
+    assert err.value.reason == "no_text" and "too little text to tell its language" in err.value.detail
+
+
 def test_urls_and_paths_do_not_decide_the_language(settings):
     """A real chunk of the Chinese maint-guide: its URLs (lrde.epita.fr) once made it French."""
     text = ("• Autotools Tutorial (http://www.lrde.epita.fr/~adl/autotools.html) 为 the GNU Build System known as "

@@ -19,7 +19,13 @@ from pipeline.contracts import (
     StageResult,
 )
 from pipeline.stages import EXTRACT, LANGUAGE
-from pipeline.text.block_languages import describe_shares, label_blocks
+from pipeline.text.block_languages import (
+    MIN_DETECT_LETTERS,
+    BlockLanguages,
+    describe_shares,
+    label_blocks,
+    weighted_letters,
+)
 from pipeline.text.cleaning import KeptBlock, clean_pages
 from pipeline.text.langid import detect_block
 from pipeline.workspace import Workspace
@@ -31,14 +37,32 @@ def detect_document(pages: list[tuple[int, list[KeptBlock]]], settings: Settings
     return found.main, found.coverage
 
 
+def read_together(blocks: list[tuple[str, str]], settings: Settings) -> BlockLanguages:
+    """The language of a document whose prose alone says none, read off all its blocks as one
+    text, tables included: a form's labels, each too short to detect, or a price list that is
+    one table (tables are left out of the vote otherwise, their numbers and codes mislead it).
+    Every block with letters takes that language."""
+    whole = label_blocks(["\n".join(text for text, _ in blocks)], settings)
+    if whole.main == "und":
+        return whole
+    return BlockLanguages([whole.main if weighted_letters(text) else None for text, _ in blocks],
+                          whole.main, whole.shares, whole.coverage)
+
+
 def clean_and_detect(doc: ExtractedDocument, settings: Settings) -> CleanedDocument:
     kept_pages, removed = clean_pages(doc, settings)
     blocks = [(text, kind) for _, page_blocks in kept_pages for text, kind in page_blocks]
     found = label_blocks([text if kind == "text" else "" for text, kind in blocks], settings)
+    if found.main == "und":
+        found = read_together(blocks, settings)
     name = doc.source_path.rsplit("/", 1)[-1]
     if found.main == "und":
-        raise DocumentError("no_text", f"{name}: no text left after removing running matter and garbage "
-                                       f"({len(removed)} line(s) removed)")
+        letters = sum(weighted_letters(text) for text, _ in blocks)
+        if removed or not letters:
+            raise DocumentError("no_text", f"{name}: no text left after removing running matter and garbage "
+                                           f"({len(removed)} line(s) removed)")
+        raise DocumentError("no_text", f"{name}: too little text to tell its language ({letters} letter(s) "
+                                       f"in all, fewer than {MIN_DETECT_LETTERS})")
     if found.coverage < settings.language.min_confidence:
         reason = "unsupported_language" if found.main not in settings.languages else "low_language_confidence"
         raise DocumentError(reason, f"{name}: the configured languages ({', '.join(settings.languages)}) cover "
