@@ -12,13 +12,21 @@ They were chosen by rule, not by outcome: in each package, the PDFs of at most 6
 for texlive-pictures-doc) in the order of the sha256 of their path, up to a cap per package.
 No one working on Rosetta tuned on them before the first run (docs/benchmarks.md).
 
+With ``--manifest scripts/library_test_corpus.json --target samples/library`` it fetches the
+134 PDFs of pypdf's and pikepdf's test folders from their source distributions on PyPI:
+files their users sent in with bug reports or made with other producers (AutoCAD,
+LibreOffice, Acrobat forms, ImageMagick, scanners and their OCR layers, fuzzers), encrypted
+with every revision of the standard handler, and two photographed pages of an 1871 Senate
+document. Every PDF of those folders is listed, none chosen by outcome.
+
 Each .deb is downloaded with ``apt-get download NAME=VERSION`` into samples/downloads/
-(shared with fetch_doc_packages.py), checked, and only the listed PDFs are copied out of it
-into samples/robustness/<package>/ (git-ignored), each checked against its sha256. A second
-run only re-checks hashes.
+(shared with fetch_doc_packages.py), each sdist from the package index's JSON API, checked,
+and only the listed PDFs are copied out of it into <target>/<package>/ (git-ignored), each
+checked against its sha256. A second run only re-checks hashes.
 
     .venv/bin/python scripts/fetch_robustness_corpus.py
     .venv/bin/python scripts/fetch_robustness_corpus.py --manifest scripts/scale_corpus.json --target samples/scale
+    .venv/bin/python scripts/fetch_robustness_corpus.py --manifest scripts/library_test_corpus.json --target samples/library
 """
 
 from __future__ import annotations
@@ -29,9 +37,11 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
-from fetch_doc_packages import FetchError, download
+from fetch_doc_packages import DOWNLOADS, FetchError, download
 
 from pipeline.workspace import sha256_file
 
@@ -52,7 +62,11 @@ def fetch(manifest_path: Path = MANIFEST, target: Path = TARGET) -> list[Path]:
     for pkg in manifest["packages"]:
         wanted = {f"./{pdf['path']}": pdf for pdf in pkg["pdfs"]
                   if not _checked(local_name(pkg["package"], pdf["path"], target), pdf["sha256"])}
-        if wanted:
+        if wanted and "sdist_sha256" in pkg:  # members under the sdist's own folder, not ./
+            top = pkg["sdist"].removesuffix(".tar.gz")
+            with tarfile.open(_sdist(pkg)) as archive:
+                _copy_out(archive, pkg["package"], {f"{top}/{name[2:]}": pdf for name, pdf in wanted.items()}, target)
+        elif wanted:
             deb = download(pkg["package"], pkg["version"], pkg["deb_sha256"])
             _extract(deb, pkg["package"], wanted, target)
         written += [local_name(pkg["package"], pdf["path"], target) for pdf in pkg["pdfs"]]
@@ -64,29 +78,56 @@ def _checked(path: Path, sha256: str) -> bool:
     return path.exists() and sha256_file(path) == sha256
 
 
+def _sdist(pkg: dict) -> Path:
+    """The package's pinned source distribution, from the index's JSON API (its file URL may be
+    relative to the API's on a mirror), cached in samples/downloads/ and checked."""
+    path = DOWNLOADS / pkg["sdist"]
+    if path.exists() and sha256_file(path) == pkg["sdist_sha256"]:
+        return path
+    api = f"https://pypi.org/pypi/{pkg['package']}/json"
+    with urllib.request.urlopen(api, timeout=60) as response:
+        files = json.load(response)["releases"].get(pkg["version"], [])
+    url = next((urllib.parse.urljoin(api, f["url"]) for f in files if f["filename"] == pkg["sdist"]), None)
+    if url is None:
+        raise FetchError(f"{pkg['package']}=={pkg['version']}: the index lists no {pkg['sdist']}")
+    DOWNLOADS.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".part")
+    with urllib.request.urlopen(url, timeout=300) as response, open(partial, "wb") as out:
+        shutil.copyfileobj(response, out)
+    if (got := sha256_file(partial)) != pkg["sdist_sha256"]:
+        partial.unlink()
+        raise FetchError(f"{pkg['sdist']}: sha256 {got} != pinned {pkg['sdist_sha256']}")
+    return partial.rename(path)
+
+
 def _extract(deb: Path, package: str, wanted: dict[str, dict], target: Path) -> None:
     """Copy the wanted members out of the package's data tarball, checking each one."""
     tar_stream = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE)
     assert tar_stream.stdout is not None
     with tarfile.open(fileobj=tar_stream.stdout, mode="r|") as archive:
-        for member in archive:
-            pdf = wanted.get(member.name)
-            if pdf is None or not member.isfile():
-                continue
-            out = local_name(package, pdf["path"], target)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            partial = out.with_suffix(".part")
-            with archive.extractfile(member) as src, open(partial, "wb") as dst:  # type: ignore[union-attr]
-                shutil.copyfileobj(src, dst)
-            if (got := sha256_file(partial)) != pdf["sha256"]:
-                partial.unlink()
-                raise FetchError(f"{package}: {pdf['path']}: sha256 {got} != pinned {pdf['sha256']}")
-            partial.rename(out)
+        _copy_out(archive, package, wanted, target)
     if tar_stream.wait() != 0:
         raise FetchError(f"dpkg-deb could not read {deb.name}")
+
+
+def _copy_out(archive: tarfile.TarFile, package: str, wanted: dict[str, dict], target: Path) -> None:
+    """Copy the wanted members (archive name -> its manifest entry) out, checking each one."""
+    for member in archive:
+        pdf = wanted.get(member.name)
+        if pdf is None or not member.isfile():
+            continue
+        out = local_name(package, pdf["path"], target)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        partial = out.with_suffix(".part")
+        with archive.extractfile(member) as src, open(partial, "wb") as dst:  # type: ignore[union-attr]
+            shutil.copyfileobj(src, dst)
+        if (got := sha256_file(partial)) != pdf["sha256"]:
+            partial.unlink()
+            raise FetchError(f"{package}: {pdf['path']}: sha256 {got} != pinned {pdf['sha256']}")
+        partial.rename(out)
     missing = [p["path"] for p in wanted.values() if not local_name(package, p["path"], target).exists()]
     if missing:
-        raise FetchError(f"{deb.name} lacks {', '.join(missing)}")
+        raise FetchError(f"{package} lacks {', '.join(missing)}")
 
 
 def main() -> int:
