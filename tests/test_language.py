@@ -203,6 +203,11 @@ def test_a_document_of_one_table_or_of_short_labels_is_read_together(settings):
     with pytest.raises(DocumentError) as err:  # 13 letters in all
         language.clean_and_detect(document([[FORM_LABELS[0], "Form 424"]]), settings)
     assert err.value.reason == "no_text" and "too little text to tell its language" in err.value.detail
+    junk = document([[":., | dP | . . | i, . | .. ? | .i ' | » | 14 | e. | rP | . Nsr | • ki | LIL k | sa | Y. . | g"]])
+    junk.pages[0].blocks[0].kind = "table"  # a scan's junk text layer, as pdfplumber reads it (pypdf's issue-301.pdf)
+    with pytest.raises(DocumentError) as err:
+        language.clean_and_detect(junk, settings)
+    assert err.value.reason == "no_text"
 
 
 def test_urls_and_paths_do_not_decide_the_language(settings):

@@ -27,6 +27,7 @@ from pipeline.text.block_languages import (
     weighted_letters,
 )
 from pipeline.text.cleaning import KeptBlock, clean_pages
+from pipeline.text.garbage import is_ocr_garbage
 from pipeline.text.langid import detect_block
 from pipeline.workspace import Workspace
 
@@ -37,12 +38,20 @@ def detect_document(pages: list[tuple[int, list[KeptBlock]]], settings: Settings
     return found.main, found.coverage
 
 
+def readable(blocks: list[tuple[str, str]]) -> str:
+    """The lines and table cells of all blocks as one text, without those no printed text
+    would produce (a scan's junk text layer, which pdfplumber reads as a table of ". ." and
+    "dP")."""
+    items = (item for text, _ in blocks for line in text.splitlines() for item in line.split(" | "))
+    return "\n".join(item for item in items if not is_ocr_garbage(item, latin_text=False))
+
+
 def read_together(blocks: list[tuple[str, str]], settings: Settings) -> BlockLanguages:
-    """The language of a document whose prose alone says none, read off all its blocks as one
-    text, tables included: a form's labels, each too short to detect, or a price list that is
-    one table (tables are left out of the vote otherwise, their numbers and codes mislead it).
+    """The language of a document whose prose alone says none, read off its ``readable`` text,
+    tables included: a form's labels, each too short to detect, or a price list that is one
+    table (tables are left out of the vote otherwise, their numbers and codes mislead it).
     Every block with letters takes that language."""
-    whole = label_blocks(["\n".join(text for text, _ in blocks)], settings)
+    whole = label_blocks([readable(blocks)], settings)
     if whole.main == "und":
         return whole
     return BlockLanguages([whole.main if weighted_letters(text) else None for text, _ in blocks],
@@ -57,12 +66,12 @@ def clean_and_detect(doc: ExtractedDocument, settings: Settings) -> CleanedDocum
         found = read_together(blocks, settings)
     name = doc.source_path.rsplit("/", 1)[-1]
     if found.main == "und":
-        letters = sum(weighted_letters(text) for text, _ in blocks)
+        letters = weighted_letters(readable(blocks))
         if removed or not letters:
             raise DocumentError("no_text", f"{name}: no text left after removing running matter and garbage "
                                            f"({len(removed)} line(s) removed)")
         raise DocumentError("no_text", f"{name}: too little text to tell its language ({letters} letter(s) "
-                                       f"in all, fewer than {MIN_DETECT_LETTERS})")
+                                       f"in readable lines, fewer than {MIN_DETECT_LETTERS})")
     if found.coverage < settings.language.min_confidence:
         reason = "unsupported_language" if found.main not in settings.languages else "low_language_confidence"
         raise DocumentError(reason, f"{name}: the configured languages ({', '.join(settings.languages)}) cover "
