@@ -212,6 +212,83 @@ def test_bleed_through_goes_and_the_text_stays():
         assert noise.clear_bleed_through(damaged) is damaged
 
 
+TIGHT_LINES = ["Congress, the propriety of limiting the power of ministers to judge",
+               "De Long, the Secretary of State, July 27, 1871, by the Department",
+               "which jointly govern the consular courts in Japan, as approved by",
+               "Hamilton Fish, Washington, who kept the regulation in its draft."]
+
+
+def tight_paragraph(pitch_em: float) -> tuple[np.ndarray, list[str]]:
+    """An English paragraph (14 pt serif at 300 dpi) set solid, as old legal prints are: at
+    0.9 em a line's descenders (g, J, p, y) reach the rows of the next line's ascenders."""
+    font = scan_pages.font_for(scan_pages.PageSpec("en", "horizontal", 14, "serif"))
+    pitch = round(pitch_em * font.size)
+    image = Image.new("L", (2000, 120 + pitch * len(TIGHT_LINES)), 255)
+    for i, text in enumerate(TIGHT_LINES):
+        ImageDraw.Draw(image).text((60, 60 + i * pitch), text, font=font, fill=0)
+    return np.asarray(image, dtype=np.uint8).copy(), TIGHT_LINES
+
+
+def test_lines_set_solid_are_laid_out_one_by_one_and_read():
+    solid, text = tight_paragraph(0.9)
+    rows = (geometry.binarise(solid) > 0).sum(axis=1)
+    assert np.count_nonzero(rows[np.flatnonzero(rows)[0]:np.flatnonzero(rows)[-1]] == 0) == 0  # no blank row
+    assert len(layout.layout(solid, "horizontal")) == len(text)
+    assert scan_pages.cer("\n".join(text), "\n".join(b.text for b in page.ocr_page(solid, {}).blocks)) <= 2.0
+    spaced, _ = tight_paragraph(1.4)  # with blank rows between lines: as before
+    assert len(layout.layout(spaced, "horizontal")) == len(text)
+
+
+def test_a_thick_run_is_cut_where_its_ink_thins_and_a_line_with_descenders_is_not():
+    profile = np.zeros(300, np.int64)
+    profile[20:60] = 900  # a line
+    profile[60:66] = [60, 30, 12, 20, 45, 70]  # one line's descenders meet the next one's ascenders
+    profile[66:110] = 880
+    assert layout._split_sparse([(20, 110)], profile, glyph=30) == [(20, 63), (63, 110)]
+    profile[66:110] = 0  # a line and its descenders alone
+    assert layout._split_sparse([(20, 66)], profile, glyph=30) == [(20, 66)]
+    profile[150:230] = 700  # a heading set large: no thin rows
+    assert layout._split_sparse([(150, 230)], profile, glyph=30) == [(150, 230)]
+
+
+FORM_CELLS = [["Artikel", "Kabellänge", "Werkstatt", "Bestand"], ["Stecker", "zwei Meter", "Hamburg", "vorhanden"],
+              ["Kupplung", "fünf Meter", "Bremen", "bestellt"]]
+
+
+def ruled_form() -> np.ndarray:
+    """A scanned German form: a table ruled in thin lines, and the dark edge of the scanner
+    lid down the left side and across the top, as a photographed page has."""
+    font = scan_pages.font_for(scan_pages.PageSpec("de", "horizontal", 12, "sans"))
+    image = Image.new("L", (2200, 1400), 255)
+    draw = ImageDraw.Draw(image)
+    draw.text((200, 200), "Datum: 3. Mai", font=font, fill=0)
+    x0, y0, width, height = 200, 320, 440, 160
+    for r, row in enumerate(FORM_CELLS):
+        for c, cell in enumerate(row):
+            draw.text((x0 + c * width + 30, y0 + r * height + 50), cell, font=font, fill=0)
+    for r in range(len(FORM_CELLS) + 1):
+        draw.line([(x0, y0 + r * height), (x0 + 4 * width, y0 + r * height)], fill=0, width=3)
+    for c in range(5):
+        draw.line([(x0 + c * width, y0), (x0 + c * width, y0 + 3 * height)], fill=0, width=3)
+    draw.rectangle([0, 0, 50, 1399], fill=30)
+    draw.rectangle([0, 0, 2199, 40], fill=30)
+    return np.asarray(render_scans.scan_effects(image, 11), dtype=np.uint8).copy()
+
+
+def test_a_forms_rulings_and_the_scan_border_go_and_its_cells_are_read():
+    form = ruled_form()
+    cleaned = noise.clean_page(form)
+    across = cv2.morphologyEx(ink(cleaned).astype(np.uint8), cv2.MORPH_OPEN, np.ones((1, 200), np.uint8))
+    down = cv2.morphologyEx(ink(cleaned).astype(np.uint8), cv2.MORPH_OPEN, np.ones((200, 1), np.uint8))
+    assert not across.any() and not down.any()  # no rule, no edge left
+    read = "\n".join(b.text for b in page.ocr_page(form, {}).blocks)
+    assert "Datum" in read
+    assert all(cell in read for row in FORM_CELLS for cell in row), read
+    # a page without rulings is left as it is
+    clean = gray("de-horizontal")
+    assert noise.clear_rulings(clean) is clean
+
+
 def test_lines_read_from_formulas_are_rejected_and_the_prose_is_kept():
     """A page like the TeX manuals' figure pages (scripts/make_formula_page_fixture.py):
     prose, then two lines of display formulas, then prose."""

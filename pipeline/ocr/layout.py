@@ -34,6 +34,12 @@ PUNCT_REACH = 0.6
 # A run of ink across the lines wider than this many times the median one is split where
 # its glyph bodies leave a gap (see _split_wide).
 WIDE_RUN = 1.6
+# A run thicker than TALL_RUN glyphs holds more than one line when its ink count dips
+# under LINE_SPARSE of its median row between parts at least a glyph thick (see
+# _split_sparse): where one line's descenders meet the next one's ascenders, 8-14 % of the
+# median on a paragraph set solid, 1-3 % on the 1871 Senate document.
+TALL_RUN = 2.5
+LINE_SPARSE = 0.2
 
 
 def _runs(profile: np.ndarray, min_gap: int) -> list[tuple[int, int]]:
@@ -78,6 +84,29 @@ def _split_wide(runs: list[tuple[int, int]], bodies: np.ndarray) -> list[tuple[i
             continue
         cuts = [a] + [a + (p1 + q0) // 2 for (_, p1), (q0, _) in zip(parts, parts[1:])] + [b]
         out += list(zip(cuts, cuts[1:]))
+    return out
+
+
+def _split_sparse(runs: list[tuple[int, int]], profile: np.ndarray, glyph: float) -> list[tuple[int, int]]:
+    """Runs still thicker than TALL_RUN glyphs after ``_split_wide`` (their glyph bodies do
+    not part) cut in the middle of each stretch with under LINE_SPARSE of their median ink:
+    in a paragraph set solid one line's descenders reach the rows of the next one's
+    ascenders, and across a 2,000 px column no row is empty, so the whole paragraph came
+    out as one run the recogniser reads as nothing (a photographed Senate document of 1871:
+    12 of 19 blocks lost)."""
+    out: list[tuple[int, int]] = []
+    for a, b in runs:
+        if b - a <= TALL_RUN * glyph:
+            out.append((a, b))
+            continue
+        counts = profile[a:b]
+        sparse = counts < LINE_SPARSE * float(np.median(counts[counts > 0]))
+        cuts = [a]
+        for s, e in _runs(sparse, 1):
+            cut = a + (s + e) // 2
+            if cut - cuts[-1] >= glyph and b - cut >= glyph:  # not a heading's descenders
+                cuts.append(cut)
+        out += list(zip(cuts, cuts[1:] + [b]))
     return out
 
 
@@ -143,8 +172,9 @@ def layout(gray: np.ndarray, direction: Direction) -> list[Line]:
     for f_index, (f0, f1) in enumerate(frames):
         band = ink[:, f0:f1] if frame_axis == 1 else ink[f0:f1, :]
         body_band = bodies[:, f0:f1] if frame_axis == 1 else bodies[f0:f1, :]
-        runs = _split_wide(_merge_thin(_runs(band.sum(axis=frame_axis) // 255 >= 2, 2)),
-                           body_band.sum(axis=frame_axis) > 0)
+        profile = band.sum(axis=frame_axis) // 255
+        runs = _split_sparse(_split_wide(_merge_thin(_runs(profile >= 2, 2)), body_band.sum(axis=frame_axis) > 0),
+                             profile, glyph)
         if direction == "vertical":
             runs = runs[::-1]  # columns right to left
         boxes = []

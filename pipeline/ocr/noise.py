@@ -17,6 +17,12 @@ them.
   strokes keep dark cores and their halos. A light-grey watermark across a scanned page
   goes the same way, as a text layer's does (pipeline.extraction.watermarks tells it by
   its colour).
+- Rulings and scan borders (a form's table rules, underlines, the dark edge of a
+  photographed page): straight ink at least RULING_EM glyphs long, across or down, is
+  painted white. A vertical rule runs through the gaps between lines and a border through
+  every row and column, so that no line (or column) of the page's layout could be told
+  from the next: a scanned German form with a ruled table read as "—", a photographed
+  Senate document of 1871 as nothing. No stroke of a glyph is that long.
 - Specks (dust, toner, clusters of them): ink components smaller than GLYPH_EM of the
   page's glyph size (the median height of its components) that stand apart from every
   larger component (further than NEAR_TEXT_EM of a glyph) are painted white. Dots that
@@ -48,6 +54,8 @@ BLEED_MIN_PX = 20  # light strokes smaller than this are left (JPEG ringing, gra
 BLEED_SHARE = 0.1  # light strokes' area against the dark ink's: 0.2-0.6 with moderate
 # bleed-through on the tuning pages, at most 0.04 with blur, 0 with any other damage
 BLEED_HALO = 2  # px around dark ink that stay: antialiasing and blur of the stroke itself
+RULING_EM = 5  # glyph heights: a table's rules between rows of a scanned form are 7-8
+RULING_DRIFT = 1  # px a rule may step sideways within RULING_EM (a scan skewed by 0.5 deg)
 
 
 def flatten_paper(gray: np.ndarray) -> np.ndarray:
@@ -84,6 +92,27 @@ def clear_bleed_through(gray: np.ndarray) -> np.ndarray:
     return page
 
 
+def clear_rulings(gray: np.ndarray) -> np.ndarray:
+    """The page without straight ink of RULING_EM glyphs or more, across or down (see
+    module doc); before bleed-through is judged, whose share of the dark ink a wide dark
+    border would swamp."""
+    ink = binarise(gray)
+    _, _, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    em = glyph_size(stats)
+    if em < MIN_GLYPH_PX:
+        return gray
+    length, drift = int(RULING_EM * em), 2 * RULING_DRIFT + 1
+    across = cv2.dilate(ink, np.ones((drift, 1), np.uint8))
+    down = cv2.dilate(ink, np.ones((1, drift), np.uint8))
+    rulings = ink & (cv2.morphologyEx(across, cv2.MORPH_OPEN, np.ones((1, length), np.uint8))
+                     | cv2.morphologyEx(down, cv2.MORPH_OPEN, np.ones((length, 1), np.uint8)))
+    if not rulings.any():
+        return gray
+    page = gray.copy()
+    page[cv2.dilate(rulings, np.ones((3, 3), np.uint8)) > 0] = 255  # and their antialiased edges
+    return page
+
+
 def remove_impulses(gray: np.ndarray) -> np.ndarray:
     """A 3x3 median when many single pixels stand out from all eight neighbours (a dust
     speck of 2-3 px does not count: the median would shrink the dots of text for it)."""
@@ -103,9 +132,9 @@ def glyph_size(stats: np.ndarray) -> float:
 
 
 def clean_page(gray: np.ndarray) -> np.ndarray | None:
-    """The page without uneven paper, impulse noise, bleed-through and stray specks; None
+    """The page without uneven paper, impulse noise, rulings, bleed-through and stray specks; None
     when what is left holds no glyph-sized ink (a page of noise, or a blank page)."""
-    page = clear_bleed_through(remove_impulses(flatten_paper(gray)))
+    page = clear_bleed_through(clear_rulings(remove_impulses(flatten_paper(gray))))
     ink = binarise(page)
     count, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
     if count <= 1:
