@@ -70,6 +70,27 @@ def test_a_run_two_columns_wide_splits_where_their_glyph_bodies_part():
     assert layout._split_wide([(0, 50), (100, 150), (200, 260)], bodies) == [(0, 50), (100, 150), (200, 260)]
 
 
+def test_a_title_across_the_page_over_two_columns_is_read_column_by_column():
+    """No gutter runs from top to bottom under a title across the page (OCRmyPDF's scanned
+    brochure read its two columns across, line by line); a paragraph gap that crosses both
+    columns at once must not send the reader back and forth either."""
+    font = scan_pages.font_for(scan_pages.PageSpec("en", "horizontal", 11, "serif"))
+    image = Image.new("L", (2400, 2300), 255)
+    draw = ImageDraw.Draw(image)
+    for i in range(3):
+        draw.text((100, 100 + 60 * i), "The title and an introduction that runs across the whole width of the page "
+                                      "above both columns", font=font, fill=0)
+    for column, x in enumerate((100, 1260)):
+        for i in range(24):
+            if i != 12:  # the same paragraph gap in both columns
+                draw.text((x, 400 + 62 * i), f"Column {column + 1} line {i + 1} of the body text here", font=font, fill=0)
+    lines = layout.layout(np.asarray(image, dtype=np.uint8), "horizontal")
+    body = [l for l in lines if l.box[1] >= 390]
+    sides = [0 if l.box[2] < 1200 else 1 for l in body]
+    assert len(body) == 46 and sides == sorted(sides)  # all of the left column, then all of the right
+    assert all(l.box[2] > 1300 for l in lines if l.box[3] < 390)  # the title's lines stay whole
+
+
 def test_layout_two_columns_left_first():
     lines = layout.layout(gray("en-two-column"), "horizontal")
     left = [l for l in lines if l.frame == 0]

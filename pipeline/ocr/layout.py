@@ -31,6 +31,13 @@ CROP_PAD = 0.35
 # that is more: a 。 centred in its cell) past a line's last glyph
 # joins it again (。」.” at a line end, and chains of it: ...).
 PUNCT_REACH = 0.6
+# Blank bands at least SECTION_GAP glyphs high cut a horizontal page into parts with their
+# own text columns (see _sections), when a part with more columns than the page is at least
+# SECTION_MIN glyphs high (three lines or more) and its columns as wide: the gaps of a
+# display formula (6.4 glyphs high on the formula fixture), a form's "Name ... Date" line or
+# the dust left in a margin are no columns.
+SECTION_GAP = 1.0
+SECTION_MIN = 8.0
 # A run of ink across the lines wider than this many times the median one is split where
 # its glyph bodies leave a gap (see _split_wide).
 WIDE_RUN = 1.6
@@ -155,6 +162,36 @@ def _frames(profile: np.ndarray, breadth: int, glyph: float) -> list[tuple[int, 
     return out
 
 
+def _sections(ink: np.ndarray, frames: list[tuple[int, int]], glyph: float) -> list[tuple[int, int, list[tuple[int, int]]]]:
+    """A horizontal page cut across at blank bands of SECTION_GAP glyphs or more, each part
+    with its own text columns, where some part of SECTION_MIN glyphs or more has more
+    columns than the whole page: a title or an introduction across the page over two
+    columns leaves no gutter from top to bottom, and the columns were read across, line by
+    line (OCRmyPDF's scanned brochure). Neighbouring parts with the same columns are one
+    part (a gap that happens to cross both columns must not make the reader go back and
+    forth). Otherwise the page as a whole, [(0, height, frames)]."""
+    height, width = ink.shape
+    whole = [(0, height, frames)]
+    rows = ink.sum(axis=1) // 255
+    parts = _runs(rows >= max(4, int(0.003 * width)), int(SECTION_GAP * glyph))
+    if len(parts) < 2:
+        return whole
+    sections: list[tuple[int, int, list[tuple[int, int]]]] = []
+    for r0, r1 in parts:  # a part's columns need as much ink as the page's (dust is no column)
+        columns = _frames(ink[r0:r1].sum(axis=0) // 255, height, glyph)
+        if sections and _same_columns(sections[-1][2], columns):
+            r0 = sections.pop()[0]
+            columns = _frames(ink[r0:r1].sum(axis=0) // 255, height, glyph)
+        sections.append((r0, r1, columns))
+    wide = [[c for c in columns if c[1] - c[0] >= SECTION_MIN * glyph] for _, _, columns in sections]
+    return sections if any(len(w) > len(frames) and r1 - r0 >= SECTION_MIN * glyph
+                           for (r0, r1, _), w in zip(sections, wide)) else whole
+
+
+def _same_columns(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> bool:
+    return len(a) == len(b) and all(a0 < b1 and b0 < a1 for (a0, a1), (b0, b1) in zip(a, b))
+
+
 def layout(gray: np.ndarray, direction: Direction) -> list[Line]:
     """Lines (or columns) in reading order, grouped into frames, with paragraph starts."""
     ink = binarise(gray)
@@ -166,12 +203,14 @@ def layout(gray: np.ndarray, direction: Direction) -> list[Line]:
     # into tiers (across y); lines then stack across the other axis.
     frame_axis = 1 if direction == "horizontal" else 0
     frames = _frames(ink.sum(axis=1 - frame_axis) // 255, ink.shape[1 - frame_axis], glyph)
+    sections = _sections(ink, frames, glyph) if direction == "horizontal" else [(0, ink.shape[0], frames)]
     bodies = glyph_bodies(ink, glyph)
     reach = int(PUNCT_REACH * glyph)
     lines: list[Line] = []
-    for f_index, (f0, f1) in enumerate(frames):
-        band = ink[:, f0:f1] if frame_axis == 1 else ink[f0:f1, :]
-        body_band = bodies[:, f0:f1] if frame_axis == 1 else bodies[f0:f1, :]
+    placed = [(r0, r1, f0, f1) for r0, r1, section_frames in sections for f0, f1 in section_frames]
+    for f_index, (r0, r1, f0, f1) in enumerate(placed):
+        band = ink[r0:r1, f0:f1] if frame_axis == 1 else ink[f0:f1, :]
+        body_band = bodies[r0:r1, f0:f1] if frame_axis == 1 else bodies[f0:f1, :]
         profile = band.sum(axis=frame_axis) // 255
         runs = _split_sparse(_split_wide(_merge_thin(_runs(profile >= 2, 2)), body_band.sum(axis=frame_axis) > 0),
                              profile, glyph)
@@ -191,7 +230,7 @@ def layout(gray: np.ndarray, direction: Direction) -> list[Line]:
             span = max(reach, int(PUNCT_REACH * (b - a)))
             s, e = _reach_out(np.flatnonzero(strip.sum(axis=1 - frame_axis)), int(along[0]), int(along[-1]), span)
             s, e = s + f0, e + 1 + f0
-            boxes.append((s, a, e, b) if direction == "horizontal" else (a, s, b, e))
+            boxes.append((s, a + r0, e, b + r0) if direction == "horizontal" else (a, s, b, e))
         if not boxes:
             continue
         start = min(b[0] if direction == "horizontal" else b[1] for b in boxes)
