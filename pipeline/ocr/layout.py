@@ -162,7 +162,10 @@ def _frames(profile: np.ndarray, breadth: int, glyph: float) -> list[tuple[int, 
     return out
 
 
-def _sections(ink: np.ndarray, frames: list[tuple[int, int]], glyph: float) -> list[tuple[int, int, list[tuple[int, int]]]]:
+Section = tuple[int, int, list[tuple[int, int]]]  # rows from, to; its frames (text columns)
+
+
+def _sections(ink: np.ndarray, frames: list[tuple[int, int]], glyph: float) -> list[Section]:
     """A horizontal page cut across at blank bands of SECTION_GAP glyphs or more, each part
     with its own text columns, where some part of SECTION_MIN glyphs or more has more
     columns than the whole page: a title or an introduction across the page over two
@@ -176,7 +179,7 @@ def _sections(ink: np.ndarray, frames: list[tuple[int, int]], glyph: float) -> l
     parts = _runs(rows >= max(4, int(0.003 * width)), int(SECTION_GAP * glyph))
     if len(parts) < 2:
         return whole
-    sections: list[tuple[int, int, list[tuple[int, int]]]] = []
+    sections: list[Section] = []
     for r0, r1 in parts:  # a part's columns need as much ink as the page's (dust is no column)
         columns = _frames(ink[r0:r1].sum(axis=0) // 255, height, glyph)
         if sections and _same_columns(sections[-1][2], columns):

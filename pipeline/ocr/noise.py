@@ -54,7 +54,7 @@ BLEED_MIN_PX = 20  # light strokes smaller than this are left (JPEG ringing, gra
 BLEED_SHARE = 0.1  # light strokes' area against the dark ink's: 0.2-0.6 with moderate
 # bleed-through on the tuning pages, at most 0.04 with blur, 0 with any other damage
 BLEED_HALO = 2  # px around dark ink that stay: antialiasing and blur of the stroke itself
-RULING_EM = 5  # glyph heights: a table's rules between rows of a scanned form are 7-8
+RULING_EM = 5  # glyph heights; the rows of the scanned form's table (docs) are 7 apart
 RULING_DRIFT = 1  # px a rule may step sideways within RULING_EM (a scan skewed by 0.5 deg)
 
 
@@ -132,8 +132,9 @@ def glyph_size(stats: np.ndarray) -> float:
 
 
 def clean_page(gray: np.ndarray) -> np.ndarray | None:
-    """The page without uneven paper, impulse noise, rulings, bleed-through and stray specks; None
-    when what is left holds no glyph-sized ink (a page of noise, or a blank page)."""
+    """The page without uneven paper, impulse noise, rulings, bleed-through and stray
+    specks; None when what is left holds no glyph-sized ink (a page of noise, or a blank
+    page)."""
     page = clear_bleed_through(clear_rulings(remove_impulses(flatten_paper(gray))))
     ink = binarise(page)
     count, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
