@@ -5,6 +5,8 @@ cells whole. pdfplumber is opened only for a page with such rulings.
 
 from __future__ import annotations
 
+CELL_SEPARATOR = " | "  # between the cells of a table block's row (the language stage reads them apart)
+
 
 def has_rulings(page) -> bool:
     """Enough thin horizontal and vertical vector lines to be a ruled table."""
@@ -27,7 +29,7 @@ def page_tables(plumber_page) -> list[tuple[tuple[float, float, float, float], s
     tables = []
     for table in plumber_page.find_tables():
         table = _with_open_sides(plumber_page, table)
-        rows = [" | ".join((cell or "").replace("\n", " ") for cell in row) for row in table.extract()]
+        rows = [CELL_SEPARATOR.join((cell or "").replace("\n", " ") for cell in row) for row in table.extract()]
         text = "\n".join(r for r in rows if r.strip(" |"))
         if text:
             tables.append((tuple(float(v) for v in table.bbox), text))

@@ -18,6 +18,7 @@ from pipeline.contracts import (
     PageSpan,
     StageResult,
 )
+from pipeline.extraction.tables import CELL_SEPARATOR
 from pipeline.stages import EXTRACT, LANGUAGE
 from pipeline.text.block_languages import (
     MIN_DETECT_LETTERS,
@@ -42,7 +43,7 @@ def readable(blocks: list[tuple[str, str]]) -> str:
     """The lines and table cells of all blocks as one text, without those no printed text
     would produce (a scan's junk text layer, which pdfplumber reads as a table of ". ." and
     "dP")."""
-    items = (item for text, _ in blocks for line in text.splitlines() for item in line.split(" | "))
+    items = (item for text, _ in blocks for line in text.splitlines() for item in line.split(CELL_SEPARATOR))
     return "\n".join(item for item in items if not is_ocr_garbage(item, latin_text=False))
 
 
