@@ -20,6 +20,7 @@ from pipeline.cli.main import main as cli_main
 from pipeline.contracts import DocRef, DocumentError
 from pipeline.extraction.pdf import clean_text
 from pipeline.stages import EXTRACT, extract, stage
+from pipeline.stores import secrets
 
 FIXTURES = Path(__file__).parent / "fixtures"
 KINDS = FIXTURES / "kinds"
@@ -242,3 +243,53 @@ def test_table_rules_at_the_page_edge_do_not_fail_the_page(settings):
     pdfplumber raised ValueError (so did 276-page debian-reference.de.pdf)."""
     (page,) = extract.extract_file(FIXTURES / "table-at-page-edge.pdf", settings).pages
     assert page.method == "text_layer" and "baseline" in page.text
+
+
+@pytest.fixture
+def pdf_passwords(settings, tmp_path, monkeypatch):
+    """A private secrets folder whose ``pdf-passwords`` file the test writes."""
+    monkeypatch.setattr(settings, "secrets_dir", tmp_path / "secrets")
+    (tmp_path / "secrets").mkdir(mode=0o700)
+
+    def write(*passwords: str):
+        path = secrets.pdf_passwords_file(settings)
+        path.write_text("".join(f"{p}\n" for p in passwords), encoding="utf-8")
+        path.chmod(0o600)
+        return path
+    return write
+
+
+def test_a_password_protected_pdf_opens_with_a_password_from_the_secrets_file(settings, pdf_passwords):
+    """encrypted.pdf (RC4-128, user password "rosetta"): each password is tried in turn."""
+    pdf_passwords("not-this-one", "", "rosetta")
+    document = extract.extract_file(FIXTURES / "encrypted.pdf", settings)
+    assert "Debian" in document.pages[0].text and document.pages[0].method == "text_layer"
+
+
+def test_a_password_protected_pdf_says_where_its_password_goes(settings, pdf_passwords):
+    with pytest.raises(DocumentError) as err:
+        extract.extract_file(FIXTURES / "encrypted.pdf", settings)
+    assert err.value.reason == "encrypted_pdf"
+    assert f"encrypted.pdf is password-protected: add its password to {secrets.pdf_passwords_file(settings)}" \
+        in err.value.detail
+    pdf_passwords("wrong", "Rosetta")
+    with pytest.raises(DocumentError) as err:
+        extract.extract_file(FIXTURES / "encrypted.pdf", settings)
+    assert "none of the 2 password(s) tried opens it" in err.value.detail
+
+
+def test_a_password_file_others_can_read_is_refused(settings, pdf_passwords):
+    pdf_passwords("rosetta").chmod(0o644)
+    with pytest.raises(PermissionError, match="chmod 600"):
+        extract.extract_file(FIXTURES / "encrypted.pdf", settings)
+
+
+def test_a_password_protected_pdf_given_its_password_goes_through_the_stage_worker(settings, pdf_passwords):
+    """Through run_stage (the isolated worker counts its pages for the deadline, then extracts)."""
+    pdf_passwords("rosetta")
+    manifest = discovery.write_manifest(settings, "extract-password", "corpus_refresh",
+                                        [discovery.source_document(FIXTURES / "encrypted.pdf", settings)], [])
+    (doc,) = manifest.documents
+    result = run_stage(stage(EXTRACT), DocRef(batch_id=manifest.batch_id, doc_id=doc.doc_id), settings)
+    assert (result.status, result.reason) == ("ok", None)
+

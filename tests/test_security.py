@@ -221,7 +221,12 @@ def test_ingest_opens_nothing_beyond_loopback_unguarded_and_leaks_no_secret(sett
     source = data_root / "source"
     source.mkdir(parents=True)
     (source / "guide.pdf").write_bytes(PDF.read_bytes())
-    canaries = {"configured Weaviate key": "canary-weaviate-key-5f1c", "JWT secret": "canary-jwt-secret-9d2e"}
+    (source / "locked.pdf").write_bytes((FIXTURES / "encrypted.pdf").read_bytes())  # user password "rosetta"
+    canaries = {"configured Weaviate key": "canary-weaviate-key-5f1c", "JWT secret": "canary-jwt-secret-9d2e",
+                "PDF password tried": "canary-pdf-password-7a3b"}
+    (data_root / "secrets").mkdir(mode=0o700)
+    (data_root / "secrets" / secrets.PDF_PASSWORDS).write_text(f"{canaries['PDF password tried']}\nrosetta\n")
+    (data_root / "secrets" / secrets.PDF_PASSWORDS).chmod(0o600)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "plugins")]),
            "ROSETTA__DATA_ROOT": str(data_root), "ROSETTA__SOURCE_DIR": str(source),
            "ROSETTA__SECRETS_DIR": str(data_root / "secrets"),
@@ -232,7 +237,8 @@ def test_ingest_opens_nothing_beyond_loopback_unguarded_and_leaks_no_secret(sett
            "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(data_root / "airflow-logs")}
     output = data_root / "cli-output.txt"
     with open(output, "wb") as sink:
-        cli = psutil.Popen([sys.executable, "-m", "pipeline.cli.main", "ingest", str(source / "guide.pdf")],
+        cli = psutil.Popen([sys.executable, "-m", "pipeline.cli.main", "ingest", str(source / "guide.pdf"),
+                            str(source / "locked.pdf")],
                            env=env, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT)
         seen: dict[tuple[str, int], str] = {}
         while cli.poll() is None:
@@ -248,7 +254,7 @@ def test_ingest_opens_nothing_beyond_loopback_unguarded_and_leaks_no_secret(sett
             time.sleep(0.2)
     log = output.read_text(errors="replace")
     assert cli.returncode == 0, log[-3000:]
-    assert "promoted" in log
+    assert "promoted" in log and "2 loaded" in log, log[-3000:]  # the locked PDF opened with its password
     assert any(kind == "grpc" for kind in seen.values()), seen  # the server was watched while up
     assert all(kind in ("loopback", "grpc", "cluster data") for kind in seen.values()), seen
 

@@ -4,12 +4,15 @@ and vanished files, the mass-deletion valve, and the scope of explicit paths."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
 
 from pipeline.batch.sync import DUPLICATE, VANISHED, FoundFile, MassDeletion, check_deletions, plan_refresh
+from pipeline.stores import secrets
 from pipeline.stores.document_registry import DocumentRegistry
 
 
@@ -144,3 +147,29 @@ def test_declared_translations_go_into_the_batch_manifest_and_leave_with_a_forgo
     assert manifest.declared_pairs == {"doc-en": {"doc-zh": True, "doc-de": False}}
     registry.forget("doc-zh", "asked", {})
     assert registry.declarations() == {"doc-en": {"doc-de": False}, "doc-de": {"doc-en": False}}
+
+
+def test_a_pdf_quarantined_for_its_password_is_tried_again_once_the_passwords_change(settings, registry, tmp_path,
+                                                                                     monkeypatch):
+    monkeypatch.setattr(settings, "secrets_dir", tmp_path / "secrets")
+    src = settings.source_dir.resolve()
+    for doc_id, reason in (("locked", "encrypted_pdf"), ("broken", "corrupt_pdf")):
+        registry.record_document(doc_id, str(src / f"{doc_id}.pdf"), status="quarantined", sha256=f"sha-{doc_id}",
+                                 quarantine_reason=reason)
+        registry.add_path(doc_id, str(src / f"{doc_id}.pdf"))
+    found = [FoundFile(str(src / f"{d}.pdf"), f"sha-{d}", 10) for d in ("locked", "broken")]
+
+    def retried() -> list[str]:
+        plan = plan_refresh(settings, found, [src])
+        assert len(plan.todo) + len(plan.skipped) == 2
+        return [d.doc_id for d in plan.todo]
+
+    assert retried() == []  # no passwords file
+    passwords = secrets.pdf_passwords_file(settings)
+    passwords.parent.mkdir()
+    passwords.write_text("rosetta\n")
+    an_hour_ago = time.time() - 3600
+    os.utime(passwords, (an_hour_ago, an_hour_ago))
+    assert retried() == []  # the passwords were there when it was quarantined
+    os.utime(passwords)
+    assert retried() == ["locked"]  # a corrupt file stays skipped

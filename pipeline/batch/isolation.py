@@ -76,10 +76,11 @@ def page_count(settings: Settings, ref: DocRef) -> int | None:
     from pipeline.workspace import Workspace
 
     try:
-        import pypdfium2
+        from pipeline.extraction.pdf import pdfium_document
+        from pipeline.stores import secrets
 
         source = Workspace(settings, ref.batch_id).source_path(ref.doc_id)
-        pdf = pypdfium2.PdfDocument(source)
+        pdf, _ = pdfium_document(Path(source), secrets.pdf_passwords(settings))
         try:
             return len(pdf)
         finally:

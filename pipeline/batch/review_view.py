@@ -13,7 +13,7 @@ from typing import Any
 from pipeline.config import Settings
 from pipeline.contracts import ExtractedDocument
 from pipeline.stages import ENRICH, EXTRACT
-from pipeline.stores import vector_store
+from pipeline.stores import secrets, vector_store
 from pipeline.stores.document_registry import DocumentRegistry
 from pipeline.workspace import Workspace
 
@@ -79,7 +79,7 @@ def _chunk_blocks(doc: ExtractedDocument, page_no: int, text: str) -> list[tuple
 
 def source_crop(settings: Settings, batch_id: str, chunk_id: str) -> bytes | None:
     """PNG of the source page region the chunk came from (its blocks' union box), or None."""
-    import pypdfium2
+    from pipeline.extraction.pdf import pdfium_document
 
     ws = Workspace(settings, batch_id)
     sample = batch_sample(settings, batch_id)
@@ -89,7 +89,7 @@ def source_crop(settings: Settings, batch_id: str, chunk_id: str) -> bytes | Non
     doc = ws.read_model(ws.path(EXTRACT, chunk["doc_id"]), ExtractedDocument)
     page_no = chunk["pages"][0]
     boxes = _chunk_blocks(doc, page_no, chunk["text"])
-    pdf = pypdfium2.PdfDocument(str(Path(doc.source_path)))
+    pdf, _ = pdfium_document(Path(doc.source_path), secrets.pdf_passwords(settings))
     try:
         page = pdf[page_no - 1]
         width, height = page.get_size()

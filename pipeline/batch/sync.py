@@ -9,16 +9,19 @@ A live document none of whose paths holds it any more is deleted, unless too man
 once (``sync.max_deleted_fraction``): an unmounted share looks exactly like mass deletion.
 
 Only paths inside the scanned roots can vanish: ingesting explicit paths never deletes
-anything outside them.
+anything outside them. An unchanged file is skipped, except a PDF quarantined for its password
+before the PDF passwords file last changed: the next try may open it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from pipeline.config import Settings
 from pipeline.contracts import DeletedDocument, PathChange, SourceDocument
+from pipeline.stores import secrets
 from pipeline.stores.document_registry import GONE, DocumentRegistry, DocumentRow
 from pipeline.workspace import doc_id_for
 
@@ -63,6 +66,19 @@ def fresh_doc_id(path: str, sha256: str, settings: Settings, documents: dict[str
     return base if reusable and base not in taken else f"{base}-{sha256[:12]}"
 
 
+def passwords_changed_at(settings: Settings) -> datetime | None:
+    """When the PDF passwords file last changed (None: there is none)."""
+    path = secrets.pdf_passwords_file(settings)
+    return datetime.fromtimestamp(int(path.stat().st_mtime), timezone.utc) if path.exists() else None
+
+
+def waits_for_a_password(row: DocumentRow | None, passwords_at: datetime | None) -> bool:
+    """A PDF quarantined for its password before the passwords file last changed: its bytes
+    are unchanged, but the next try may open it."""
+    return (row is not None and passwords_at is not None and row.status == "quarantined"
+            and row.quarantine_reason == "encrypted_pdf" and passwords_at >= datetime.fromisoformat(row.updated_at))
+
+
 def plan_refresh(settings: Settings, found: list[FoundFile], roots: list[Path], force: bool = False) -> SyncPlan:
     """Decide, for every file found and every known path in scope, what the refresh does."""
     registry = DocumentRegistry(settings.document_registry_path)
@@ -78,6 +94,7 @@ def plan_refresh(settings: Settings, found: list[FoundFile], roots: list[Path], 
         if d.sha256 and d.status in PROCESSED:
             holder.setdefault(d.sha256, doc_id)
     content = {f.path: f.sha256 for f in found}
+    passwords_at = passwords_changed_at(settings)
     plan = SyncPlan(known=len(live))
     todo: dict[str, SourceDocument] = {}
 
@@ -94,7 +111,7 @@ def plan_refresh(settings: Settings, found: list[FoundFile], roots: list[Path], 
             assign(f.path, doc_id)
             if doc_id in todo:
                 continue
-            if force:
+            if force or waits_for_a_password(live.get(doc_id), passwords_at):
                 todo[doc_id] = source.model_copy(update={"doc_id": doc_id})
             else:
                 plan.skipped.append(source.model_copy(update={"doc_id": doc_id}))

@@ -12,6 +12,7 @@ DocumentError with a machine-readable reason.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -45,16 +46,19 @@ def check_file(path: Path) -> str:
                                               "as PNG, JPEG or TIFF images")
 
 
-def open_pdf(path: Path):
-    """The PDFium document, or the DocumentError that says why it cannot be read."""
+def open_pdf(path: Path, passwords: Sequence[str] = (), passwords_file: Path | None = None):
+    """The PDFium document and the password that opened it (None: it needs none), or the
+    DocumentError that says why it cannot be read. A password-protected file is tried with
+    each of ``passwords`` in turn; the error names ``passwords_file``, where its password goes."""
     import pdfplumber
     import pypdfium2 as pdfium
     from pdfminer.pdfdocument import PDFPasswordIncorrect
 
     try:
-        return pdfium.PdfDocument(path)
+        return pdfium_document(path, passwords)
     except pdfium.PdfiumError as exc:
         pdfium_error = exc
+    protected = DocumentError("encrypted_pdf", _protected(path, passwords, passwords_file))
     # PDFium reports an empty page tree as a password error: ask pdfminer which it is.
     try:
         with pdfplumber.open(path) as plumber:
@@ -62,13 +66,37 @@ def open_pdf(path: Path):
     except Exception as exc:  # pdfminer raises many types for broken files; pdfplumber wraps them
         causes = (exc, *exc.args, exc.__cause__, exc.__context__)
         if any(isinstance(c, PDFPasswordIncorrect) for c in causes):
-            raise DocumentError("encrypted_pdf", f"{path.name} is password-protected") from exc
+            raise protected from exc
         raise DocumentError("corrupt_pdf", f"{path.name} cannot be parsed: {pdfium_error}") from exc
     if n_pages == 0:
         raise DocumentError("no_pages", f"{path.name} has no pages")
     if "password" in str(pdfium_error).lower():
-        raise DocumentError("encrypted_pdf", f"{path.name} is password-protected")
+        raise protected
     raise DocumentError("corrupt_pdf", f"{path.name} cannot be parsed: {pdfium_error}")
+
+
+def pdfium_document(path: Path, passwords: Sequence[str] = ()):
+    """The PDFium document and the password that opened it (None: it needs none); PDFium's
+    error when it cannot open the file with any."""
+    import pypdfium2 as pdfium
+
+    try:
+        return pdfium.PdfDocument(path), None
+    except pdfium.PdfiumError as exc:
+        if "password" not in str(exc).lower():
+            raise
+        for password in passwords:
+            try:
+                return pdfium.PdfDocument(path, password=password), password
+            except pdfium.PdfiumError:
+                continue
+        raise
+
+
+def _protected(path: Path, passwords: Sequence[str], passwords_file: Path | None) -> str:
+    tried = f"; none of the {len(passwords)} password(s) tried opens it" if passwords else ""
+    where = f": add its password to {passwords_file} (one a line, mode 0600) and reprocess it" if passwords_file else ""
+    return f"{path.name} is password-protected{tried}{where}"
 
 
 class Chars:

@@ -25,6 +25,7 @@ from pipeline.extraction.tables import has_rulings, page_tables
 from pipeline.extraction.vertical import is_vertical_layer, vertical_blocks
 from pipeline.progress import mark_page
 from pipeline.stages import EXTRACT
+from pipeline.stores import secrets
 from pipeline.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -40,7 +41,7 @@ def extract_file(path: Path, settings: Settings, doc_id: str = "", sha256: str =
 
 
 def _pdf_pages(path: Path, settings: Settings) -> list[Page]:
-    pdf = open_pdf(path)
+    pdf, password = open_pdf(path, secrets.pdf_passwords(settings), secrets.pdf_passwords_file(settings))
     text_engine = f"pdfium-{version('pypdfium2')}"
     plumber: list = []  # opened once, on the first page with table rulings
     try:
@@ -49,7 +50,8 @@ def _pdf_pages(path: Path, settings: Settings) -> list[Page]:
             raise DocumentError("no_pages", f"{path.name} has no pages")
         if n_pages > settings.extraction.max_pages:
             raise DocumentError("too_many_pages", f"{path.name} has {n_pages} pages (max {settings.extraction.max_pages})")
-        return [_extract_page(pdf, index, path, settings, text_engine, plumber) for index in range(n_pages)]
+        return [_extract_page(pdf, index, path, settings, text_engine, plumber, password)
+                for index in range(n_pages)]
     finally:
         pdf.close()
         for handle in plumber:
@@ -72,7 +74,8 @@ def _image_pages(path: Path, file_format: str, settings: Settings) -> list[Page]
     return pages
 
 
-def _extract_page(pdf, index: int, path: Path, settings: Settings, text_engine: str, plumber: list) -> Page:
+def _extract_page(pdf, index: int, path: Path, settings: Settings, text_engine: str, plumber: list,
+                  password: str | None) -> Page:
     mark_page(index + 1)
     try:
         page = pdf[index]
@@ -99,7 +102,7 @@ def _extract_page(pdf, index: int, path: Path, settings: Settings, text_engine: 
             if not plumber:
                 import pdfplumber
 
-                plumber.append(pdfplumber.open(path))
+                plumber.append(pdfplumber.open(path, password=password))
             tables = page_tables(plumber[0].pages[index])
             if tables:
                 engine = f"{text_engine}+pdfplumber-{version('pdfplumber')}"

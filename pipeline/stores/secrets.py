@@ -4,6 +4,9 @@ unless ``secrets_dir`` says otherwise), mode 0600 in a 0700 folder, never logged
 The embedded Weaviate's API key and its cluster password live here; the server and every
 client (pipeline tasks, the CLI, the tests) read the same files, so a key is rotated by
 deleting its file while nothing runs (docs/deploy.md, "Security").
+
+One file here is the operator's, never generated: ``pdf-passwords``, the passwords the extract
+stage tries on a password-protected PDF, one a line (docs/deploy.md, "Password-protected PDFs").
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pipeline.config import Settings
 
 WEAVIATE_API_KEY = "weaviate-api-key"
 WEAVIATE_CLUSTER_PASSWORD = "weaviate-cluster-password"
+PDF_PASSWORDS = "pdf-passwords"
 
 
 def secrets_folder(settings: Settings) -> Path:
@@ -47,9 +51,27 @@ def local_secret(settings: Settings, name: str) -> str:
     return _read(path)
 
 
-def _read(path: Path) -> str:
+def pdf_passwords_file(settings: Settings) -> Path:
+    return secrets_folder(settings) / PDF_PASSWORDS
+
+
+def pdf_passwords(settings: Settings) -> list[str]:
+    """The passwords to try on a password-protected PDF, in the file's order (blank lines
+    skipped; spaces inside and around a password are part of it); none without the file."""
+    path = pdf_passwords_file(settings)
+    if not path.exists():
+        return []
+    _check_private(path)
+    return [line for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def _check_private(path: Path) -> None:
     if path.stat().st_mode & 0o077:
         raise PermissionError(f"{path}: a secret must be readable by its owner only (chmod 600 {path})")
+
+
+def _read(path: Path) -> str:
+    _check_private(path)
     value = path.read_text(encoding="ascii").strip()
     if not value:
         raise ValueError(f"{path} is empty: delete it and a new secret is generated")
