@@ -56,6 +56,7 @@ class LanguageConfig(_Section):
 class ExtractionConfig(_Section):
     min_text_layer_chars: int
     ocr_dpi: int
+    ocr_max_megapixels: float  # a bigger page is OCRed at the dpi that fits (pipeline.extraction.scans)
     max_pages: int
     # The line recogniser for horizontal text and vertical Chinese (vertical Japanese is
     # always Tesseract jpn_vert): the PP-OCR model in the rapidocr wheel, or PaddleOCR

@@ -18,6 +18,7 @@ from pipeline.batch import discovery
 from pipeline.batch.runner import run_stage
 from pipeline.cli.main import main as cli_main
 from pipeline.contracts import DocRef, DocumentError
+from pipeline.extraction import scans
 from pipeline.extraction.pdf import clean_text
 from pipeline.stages import EXTRACT, extract, stage
 from pipeline.stores import secrets
@@ -293,3 +294,28 @@ def test_a_password_protected_pdf_given_its_password_goes_through_the_stage_work
     result = run_stage(stage(EXTRACT), DocRef(batch_id=manifest.batch_id, doc_id=doc.doc_id), settings)
     assert (result.status, result.reason) == ("ok", None)
 
+
+def test_ocr_keeps_its_resolution_up_to_the_pixel_cap_and_fits_a_bigger_page_under_it(settings):
+    assert scans.ocr_scale(595, 842, settings) == settings.extraction.ocr_dpi / 72  # A4
+    side = 116.67 * 72  # ocrmypdf's hugemono.pdf: a 35000-pixel square at 300 dpi
+    scale = scans.ocr_scale(side, side, settings)
+    assert (side * scale) ** 2 == pytest.approx(settings.extraction.ocr_max_megapixels * 1e6)
+
+
+def test_a_page_past_the_pixel_cap_is_read_at_the_resolution_that_fits(settings, monkeypatch):
+    """image-only.pdf (436.8 x 90 pt, 0.68 megapixels at 300 dpi) under a cap of 0.2: rendered at
+    162 dpi, and its three lines read as they do at full resolution."""
+    monkeypatch.setattr(settings.extraction, "ocr_max_megapixels", 0.2)
+    rendered = []
+
+    def render_and_record(page, settings):
+        gray, scale = scans.render_gray(page, settings)
+        rendered.append((gray.size, scale))
+        return gray, scale
+    monkeypatch.setattr(extract, "render_gray", render_and_record)
+    (page,) = extract.extract_file(FIXTURES / "image-only.pdf", settings).pages
+    ((pixels, scale),) = rendered
+    assert pixels == pytest.approx(0.2e6, rel=0.01) and scale * 72 == pytest.approx(162, abs=1)  # PDFium rounds up
+    assert page.method == "ocr" and page.width == pytest.approx(436.8) and page.height == 90
+    assert page.text.split() == (FIXTURES / "image-only.txt").read_text().split()
+    assert all(0 <= b.bbox[0] < b.bbox[2] <= page.width and 0 <= b.bbox[1] < b.bbox[3] <= 90 for b in page.blocks)

@@ -88,14 +88,14 @@ def test_resolution_estimated_from_the_glyphs(tmp_path, factor):
     path = saved(small, tmp_path, "page.png")
     ((dpi, rule),) = resolution(path)
     assert rule == "glyph_size" and dpi == pytest.approx(300 * factor, rel=0.15)
-    (page,) = images.image_pages(path, 300, max_pages=10)
+    (page,) = images.image_pages(path, 300, max_pages=10, max_megapixels=150)
     assert page.dpi == pytest.approx(300, rel=0.05)
     assert page.gray.shape[1] == pytest.approx(small.width * 300 / dpi, rel=0.06)
 
 
 def test_a_blank_image_without_resolution_is_assumed_at_the_ocr_resolution(tmp_path):
     path = saved(Image.new("L", (900, 600), 255), tmp_path, "blank.png")
-    (page,) = images.image_pages(path, 300, max_pages=10)
+    (page,) = images.image_pages(path, 300, max_pages=10, max_megapixels=150)
     assert (page.source_dpi, page.dpi_from) == (300, "assumed")
 
 
@@ -197,3 +197,24 @@ def test_reprocess_takes_an_image_scan(ingested, settings, weaviate_server):
     after = [c for c in live_chunks(weaviate_server, settings) if c["doc_id"] == doc_id]
     assert sorted(c["chunk_id"] for c in after) == before  # the same chunks, not duplicated
     assert DocumentRegistry(settings.document_registry_path).get(doc_id).status == "loaded"
+
+
+def test_an_image_past_the_pixel_cap_is_brought_down_to_fit(tmp_path):
+    """900 x 600 at 300 dpi (0.54 megapixels) under a cap of 0.25: 204 dpi, as a PDF page would be."""
+    image = Image.new("L", (900, 600), 255)
+    path = tmp_path / "page.png"
+    image.save(path, dpi=(300, 300))
+    (page,) = images.image_pages(path, 300, max_pages=10, max_megapixels=0.25)
+    assert page.gray.size <= 0.25e6 and page.dpi == pytest.approx(300 * (0.25 / 0.54) ** 0.5, rel=1e-3)
+    assert page.source_dpi == pytest.approx(300, rel=1e-3)
+
+
+def test_an_image_past_pillows_pixel_limit_is_quarantined_as_too_large(settings, tmp_path, monkeypatch):
+    """Pillow refuses to decode past twice Image.MAX_IMAGE_PIXELS (a decompression bomb): too
+    large, not corrupt. The limit is lowered here so the test image stays small."""
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 100_000)
+    path = tmp_path / "poster.png"
+    Image.new("1", (1000, 1000), 1).save(path)
+    with pytest.raises(DocumentError) as err:
+        extract.extract_file(path, settings)
+    assert err.value.reason == "too_large" and "poster.png" in err.value.detail and "pixels" in err.value.detail

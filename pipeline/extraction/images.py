@@ -16,11 +16,14 @@ The resolution of an image, in this order:
    if the page holds no text line, ``extraction.ocr_dpi`` is assumed.
 
 The page is then resampled to ``extraction.ocr_dpi`` (the resolution scanned PDF pages are
-rendered at, and the OCR was tuned on) when the two differ by more than ``RESAMPLE_MIN``.
+rendered at, and the OCR was tuned on) when the two differ by more than ``RESAMPLE_MIN``, or
+down to the resolution that keeps it within ``extraction.ocr_max_megapixels``, as a PDF page is
+(pipeline.extraction.scans.ocr_scale).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -126,7 +129,7 @@ def page_resolution(gray: np.ndarray, info: dict) -> tuple[float | None, str]:
     return (dpi, "glyph_size") if dpi else (None, "assumed")
 
 
-def image_pages(path: Path, ocr_dpi: float, max_pages: int) -> Iterator[ImagePage]:
+def image_pages(path: Path, ocr_dpi: float, max_pages: int, max_megapixels: float) -> Iterator[ImagePage]:
     """Each page (frame) of an image file at the OCR resolution; a file Pillow cannot
     decode raises DocumentError ``corrupt_image`` naming the file, the page and why."""
     from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
@@ -142,8 +145,11 @@ def image_pages(path: Path, ocr_dpi: float, max_pages: int) -> Iterator[ImagePag
                 gray = to_gray(ImageOps.exif_transpose(frame))
                 dpi, rule = page_resolution(gray, info)
                 source = dpi or ocr_dpi
-                gray, dpi_now = at_resolution(gray, source, ocr_dpi)
+                fitting = source * math.sqrt(max_megapixels * 1e6 / gray.size)
+                gray, dpi_now = at_resolution(gray, source, min(ocr_dpi, fitting))
                 yield ImagePage(gray=gray, dpi=dpi_now, source_dpi=source, dpi_from=rule)
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
+    except Image.DecompressionBombError as exc:  # not corrupt: more pixels than Pillow decodes
+        raise DocumentError("too_large", f"{path.name} is not decoded: {exc}") from exc
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
         where = f" page {number}" if number else ""
         raise DocumentError("corrupt_image", f"{path.name}{where} cannot be decoded: {exc}") from exc

@@ -6,6 +6,8 @@ blocks are marked ``method="ocr"``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from pipeline.config import Settings
@@ -35,8 +37,16 @@ def scanned_regions(page, chars: Chars, width: float, height: float) -> list[tup
     return regions
 
 
+def ocr_scale(width_pt: float, height_pt: float, settings: Settings) -> float:
+    """Pixels per point to OCR a page at: ``extraction.ocr_dpi``, or less where the page would
+    pass ``extraction.ocr_max_megapixels`` (a poster, a drawing past A0, a banner: their text is
+    large too), so that the render fits the stage worker's memory (docs/extraction.md)."""
+    fitting = math.sqrt(settings.extraction.ocr_max_megapixels * 1e6 / max(width_pt * height_pt, 1.0))
+    return min(settings.extraction.ocr_dpi / 72.0, fitting)
+
+
 def render_gray(page, settings: Settings) -> tuple[np.ndarray, float]:
-    scale = settings.extraction.ocr_dpi / 72.0
+    scale = ocr_scale(*page.get_size(), settings)
     pixels = page.render(scale=scale, grayscale=True).to_numpy()
     return np.ascontiguousarray(pixels[..., 0] if pixels.ndim == 3 else pixels), scale
 

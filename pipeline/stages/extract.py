@@ -61,8 +61,9 @@ def _pdf_pages(path: Path, settings: Settings) -> list[Page]:
 def _image_pages(path: Path, file_format: str, settings: Settings) -> list[Page]:
     """A scan saved as an image: each page (TIFF frame) OCRed like a scanned PDF page."""
     pages = []
-    for number, image in enumerate(image_pages(path, settings.extraction.ocr_dpi, settings.extraction.max_pages),
-                                   start=1):
+    extraction = settings.extraction
+    for number, image in enumerate(image_pages(path, extraction.ocr_dpi, extraction.max_pages,
+                                               extraction.ocr_max_megapixels), start=1):
         mark_page(number)
         scale = image.dpi / 72.0
         blocks, result = ocr_blocks(image.gray, scale, (0.0, 0.0), settings)
@@ -88,8 +89,8 @@ def _extract_page(pdf, index: int, path: Path, settings: Settings, text_engine: 
     if ocr_reason:
         gray, scale = render_gray(page, settings)
         blocks, result = ocr_blocks(gray, scale, (0.0, 0.0), settings)
-        log.info("%s: page %d OCR, %s (%s, rotation %d)", path.name, index + 1, ocr_reason, result.direction,
-                 result.rotation)
+        log.info("%s: page %d OCR, %s, at %.0f dpi (%s, rotation %d)", path.name, index + 1, ocr_reason, scale * 72,
+                 result.direction, result.rotation)
         return Page(page_no=index + 1, width=width, height=height, method="ocr",
                     engine="+".join(result.engines) or "ocr", direction=result.direction, blocks=blocks,
                     rotation=result.rotation, ocr_reason=ocr_reason)
