@@ -18,7 +18,7 @@ import pytest
 from PIL import Image, ImageSequence
 
 import scan_pages
-from pipeline.batch import discovery
+from pipeline.batch import discovery, review_view
 from pipeline.batch.runner import run_stage
 from pipeline.cli.main import main as cli_main
 from pipeline.contracts import DocRef, DocumentError
@@ -218,3 +218,18 @@ def test_an_image_past_pillows_pixel_limit_is_quarantined_as_too_large(settings,
     with pytest.raises(DocumentError) as err:
         extract.extract_file(path, settings)
     assert err.value.reason == "too_large" and "poster.png" in err.value.detail and "pixels" in err.value.detail
+
+
+def test_a_reviewer_sees_the_crop_of_an_image_scans_page(ingested, settings):
+    """The QA view's crop of an image file's chunk is cut from the image (PDFium cannot open
+    it), second TIFF frame included, at the view's resolution."""
+    doc_id = doc_id_for(ingested / "scans" / "de-scan-2pages.tif", settings.source_dir)
+    batch_id = DocumentRegistry(settings.document_registry_path).get(doc_id).last_batch
+    sampled = [c for c in review_view.batch_sample(settings, batch_id)["chunks"] if c["doc_id"] == doc_id]
+    assert sampled, "the scan has a chunk in its batch's QA sample"
+    for chunk in sampled:
+        with Image.open(io.BytesIO(review_view.source_crop(settings, batch_id, chunk["chunk_id"]))) as crop:
+            gray = np.asarray(crop.convert("L"))
+        assert 100 < gray.shape[1] <= 8.27 * review_view.CROP_DPI + 1  # within an A4 page's width at 110 dpi
+        assert (gray < 128).mean() > 0.01, "the crop holds the chunk's ink"
+    assert review_view.source_crop(settings, batch_id, "no-such-chunk") is None

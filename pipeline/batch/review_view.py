@@ -7,17 +7,19 @@ chunks the crop of the source page the chunk was read from.
 from __future__ import annotations
 
 import io
+import math
 from pathlib import Path
 from typing import Any
 
 from pipeline.config import Settings
-from pipeline.contracts import ExtractedDocument
+from pipeline.contracts import ExtractedDocument, Page
 from pipeline.stages import ENRICH, EXTRACT
 from pipeline.stores import secrets, vector_store
 from pipeline.stores.document_registry import DocumentRegistry
 from pipeline.workspace import Workspace
 
 CROP_DPI = 110
+CROP_MAX_MEGAPIXELS = 25  # of the whole page rendered for a crop
 CROP_MARGIN_PT = 12
 
 
@@ -78,8 +80,11 @@ def _chunk_blocks(doc: ExtractedDocument, page_no: int, text: str) -> list[tuple
 
 
 def source_crop(settings: Settings, batch_id: str, chunk_id: str) -> bytes | None:
-    """PNG of the source page region the chunk came from (its blocks' union box), or None."""
-    from pipeline.extraction.pdf import pdfium_document
+    """PNG of the source page region the chunk came from (its blocks' union box), or None
+    (no such chunk in the sample, or its source file is gone). A PDF page is rendered, an
+    image file's page (a TIFF frame) cut from the image, both at ``CROP_DPI`` or less where
+    the page would pass ``CROP_MAX_MEGAPIXELS`` (a poster's crop need not render the poster)."""
+    from pipeline.extraction.pdf import check_file
 
     ws = Workspace(settings, batch_id)
     sample = batch_sample(settings, batch_id)
@@ -87,20 +92,42 @@ def source_crop(settings: Settings, batch_id: str, chunk_id: str) -> bytes | Non
     if chunk is None or chunk["pages"][0] is None:
         return None
     doc = ws.read_model(ws.path(EXTRACT, chunk["doc_id"]), ExtractedDocument)
-    page_no = chunk["pages"][0]
-    boxes = _chunk_blocks(doc, page_no, chunk["text"])
-    pdf, _ = pdfium_document(Path(doc.source_path), secrets.pdf_passwords(settings))
+    page = next((p for p in doc.pages if p.page_no == chunk["pages"][0]), None)
+    source = Path(doc.source_path)
+    if page is None or not source.is_file():
+        return None
+    boxes = _chunk_blocks(doc, page.page_no, chunk["text"])
+    m = CROP_MARGIN_PT
+    x0, top, x1, bottom = ((min(b[0] for b in boxes), min(b[1] for b in boxes),
+                            max(b[2] for b in boxes), max(b[3] for b in boxes)) if boxes else (0, 0, page.width, page.height))
+    region = (max(0.0, x0 - m), max(0.0, top - m), min(page.width, x1 + m), min(page.height, bottom + m))
+    scale = min(CROP_DPI / 72, math.sqrt(CROP_MAX_MEGAPIXELS * 1e6 / max(page.width * page.height, 1.0)))
+    render = _pdf_page if check_file(source) == "PDF" else _image_page
+    image = render(source, page, scale, settings)
+    out = io.BytesIO()
+    image.crop(tuple(int(v * scale) for v in region)).save(out, "PNG")
+    return out.getvalue()
+
+
+def _pdf_page(source: Path, page: Page, scale: float, settings: Settings):
+    from pipeline.extraction.pdf import pdfium_document
+
+    pdf, _ = pdfium_document(source, secrets.pdf_passwords(settings))
     try:
-        page = pdf[page_no - 1]
-        width, height = page.get_size()
-        x0, top, x1, bottom = ((min(b[0] for b in boxes), min(b[1] for b in boxes),
-                                max(b[2] for b in boxes), max(b[3] for b in boxes)) if boxes else (0, 0, width, height))
-        scale = CROP_DPI / 72
-        image = page.render(scale=scale).to_pil()
+        return pdf[page.page_no - 1].render(scale=scale).to_pil()
     finally:
         pdf.close()
-    m = CROP_MARGIN_PT
-    box = (max(0, x0 - m) * scale, max(0, top - m) * scale, min(width, x1 + m) * scale, min(height, bottom + m) * scale)
-    out = io.BytesIO()
-    image.crop(tuple(int(v) for v in box)).save(out, "PNG")
-    return out.getvalue()
+
+
+def _image_page(source: Path, page: Page, scale: float, settings: Settings):
+    """An image file's page as the OCR saw it (EXIF orientation applied, 8-bit gray), ``scale``
+    pixels a point: the page's size in points came from the same pixels."""
+    from PIL import Image, ImageOps
+
+    from pipeline.extraction.images import to_gray
+
+    with Image.open(source) as image:
+        image.seek(page.page_no - 1)
+        gray = Image.fromarray(to_gray(ImageOps.exif_transpose(image)))
+    return gray.resize((max(1, round(page.width * scale)), max(1, round(page.height * scale))),
+                       Image.Resampling.LANCZOS)
