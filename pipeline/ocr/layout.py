@@ -13,6 +13,7 @@ import numpy as np
 
 from pipeline.contracts import Direction
 from pipeline.ocr.geometry import Line, binarise, glyph_bodies
+from pipeline.ocr.noise import glyph_size
 
 # A row (column) of pixels with less ink than this share of a typical text row does not
 # join two frames: see _frames.
@@ -118,10 +119,8 @@ def _split_sparse(runs: list[tuple[int, int]], profile: np.ndarray, glyph: float
 
 
 def _glyph_size(ink: np.ndarray) -> float:
-    count, _, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
-    heights = stats[1:, cv2.CC_STAT_HEIGHT]
-    heights = heights[heights >= 5]
-    return float(np.median(heights)) if heights.size else 20.0
+    _, _, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    return glyph_size(stats) or 20.0  # 20: a page of specks only
 
 
 def _reach_out(inked: np.ndarray, first: int, last: int, reach: int) -> tuple[int, int]:
