@@ -233,3 +233,9 @@ def test_a_reviewer_sees_the_crop_of_an_image_scans_page(ingested, settings):
         assert 100 < gray.shape[1] <= 8.27 * review_view.CROP_DPI + 1  # within an A4 page's width at 110 dpi
         assert (gray < 128).mean() > 0.01, "the crop holds the chunk's ink"
     assert review_view.source_crop(settings, batch_id, "no-such-chunk") is None
+    path, original = ingested / "scans" / "de-scan-2pages.tif", (ingested / "scans" / "de-scan-2pages.tif").read_bytes()
+    try:  # the file changed since the batch read it: a crop of it would show another page
+        path.write_bytes(original + b"\0")
+        assert review_view.source_crop(settings, batch_id, sampled[0]["chunk_id"]) is None
+    finally:
+        path.write_bytes(original)

@@ -16,7 +16,7 @@ from pipeline.contracts import ExtractedDocument, Page
 from pipeline.stages import ENRICH, EXTRACT
 from pipeline.stores import secrets, vector_store
 from pipeline.stores.document_registry import DocumentRegistry
-from pipeline.workspace import Workspace
+from pipeline.workspace import Workspace, sha256_file
 
 CROP_DPI = 110
 CROP_MAX_MEGAPIXELS = 25  # of the whole page rendered for a crop
@@ -81,7 +81,7 @@ def _chunk_blocks(doc: ExtractedDocument, page_no: int, text: str) -> list[tuple
 
 def source_crop(settings: Settings, batch_id: str, chunk_id: str) -> bytes | None:
     """PNG of the source page region the chunk came from (its blocks' union box), or None
-    (no such chunk in the sample, or its source file is gone). A PDF page is rendered, an
+    (no such chunk in the sample, or its source file is gone or changed). A PDF page is rendered, an
     image file's page (a TIFF frame) cut from the image, both at ``CROP_DPI`` or less where
     the page would pass ``CROP_MAX_MEGAPIXELS`` (a poster's crop need not render the poster)."""
     from pipeline.extraction.pdf import check_file
@@ -94,8 +94,8 @@ def source_crop(settings: Settings, batch_id: str, chunk_id: str) -> bytes | Non
     doc = ws.read_model(ws.path(EXTRACT, chunk["doc_id"]), ExtractedDocument)
     page = next((p for p in doc.pages if p.page_no == chunk["pages"][0]), None)
     source = Path(doc.source_path)
-    if page is None or not source.is_file():
-        return None
+    if page is None or not source.is_file() or (doc.sha256 and sha256_file(source) != doc.sha256):
+        return None  # gone, or no longer the version the batch read: its crop would show another page
     boxes = _chunk_blocks(doc, page.page_no, chunk["text"])
     m = CROP_MARGIN_PT
     x0, top, x1, bottom = ((min(b[0] for b in boxes), min(b[1] for b in boxes),
