@@ -7,7 +7,6 @@ chunks the crop of the source page the chunk was read from.
 from __future__ import annotations
 
 import io
-import math
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +83,7 @@ def source_crop(settings: Settings, batch_id: str, chunk_id: str) -> bytes | Non
     (no such chunk in the sample, or its source file is gone or changed). A PDF page is rendered, an
     image file's page (a TIFF frame) cut from the image, both at ``CROP_DPI`` or less where
     the page would pass ``CROP_MAX_MEGAPIXELS`` (a poster's crop need not render the poster)."""
+    from pipeline.extraction.images import within_megapixels
     from pipeline.extraction.pdf import check_file
 
     ws = Workspace(settings, batch_id)
@@ -101,7 +101,7 @@ def source_crop(settings: Settings, batch_id: str, chunk_id: str) -> bytes | Non
     x0, top, x1, bottom = ((min(b[0] for b in boxes), min(b[1] for b in boxes),
                             max(b[2] for b in boxes), max(b[3] for b in boxes)) if boxes else (0, 0, page.width, page.height))
     region = (max(0.0, x0 - m), max(0.0, top - m), min(page.width, x1 + m), min(page.height, bottom + m))
-    scale = min(CROP_DPI / 72, math.sqrt(CROP_MAX_MEGAPIXELS * 1e6 / max(page.width * page.height, 1.0)))
+    scale = within_megapixels(CROP_DPI / 72, page.width, page.height, CROP_MAX_MEGAPIXELS)
     render = _pdf_page if check_file(source) == "PDF" else _image_page
     image = render(source, page, scale, settings)
     out = io.BytesIO()

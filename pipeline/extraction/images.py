@@ -111,6 +111,12 @@ def to_gray(frame) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(frame.convert("L"), dtype=np.uint8))
 
 
+def within_megapixels(scale: float, width: float, height: float, megapixels: float) -> float:
+    """``scale`` (pixels a unit of ``width`` and ``height``), or the smaller one at which the
+    page stays within ``megapixels``."""
+    return min(scale, math.sqrt(megapixels * 1e6 / max(width * height, 1e-9)))
+
+
 def at_resolution(gray: np.ndarray, dpi: float, target: float) -> tuple[np.ndarray, float]:
     if abs(dpi / target - 1.0) <= RESAMPLE_MIN:
         return gray, dpi
@@ -145,8 +151,8 @@ def image_pages(path: Path, ocr_dpi: float, max_pages: int, max_megapixels: floa
                 gray = to_gray(ImageOps.exif_transpose(frame))
                 dpi, rule = page_resolution(gray, info)
                 source = dpi or ocr_dpi
-                fitting = source * math.sqrt(max_megapixels * 1e6 / gray.size)
-                gray, dpi_now = at_resolution(gray, source, min(ocr_dpi, fitting))
+                inches = (gray.shape[1] / source, gray.shape[0] / source)
+                gray, dpi_now = at_resolution(gray, source, within_megapixels(ocr_dpi, *inches, max_megapixels))
                 yield ImagePage(gray=gray, dpi=dpi_now, source_dpi=source, dpi_from=rule)
     except Image.DecompressionBombError as exc:  # not corrupt: more pixels than Pillow decodes
         raise DocumentError("too_large", f"{path.name} is not decoded: {exc}") from exc

@@ -6,12 +6,11 @@ blocks are marked ``method="ocr"``.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from pipeline.config import Settings
 from pipeline.contracts import Block
+from pipeline.extraction.images import within_megapixels
 from pipeline.extraction.pdf import Chars
 from pipeline.ocr.engines import recogniser
 from pipeline.ocr.page import ocr_page
@@ -41,8 +40,8 @@ def ocr_scale(width_pt: float, height_pt: float, settings: Settings) -> float:
     """Pixels per point to OCR a page at: ``extraction.ocr_dpi``, or less where the page would
     pass ``extraction.ocr_max_megapixels`` (a poster, a drawing past A0, a banner: their text is
     large too), so that the render fits the stage worker's memory (docs/extraction.md)."""
-    fitting = math.sqrt(settings.extraction.ocr_max_megapixels * 1e6 / max(width_pt * height_pt, 1.0))
-    return min(settings.extraction.ocr_dpi / 72.0, fitting)
+    extraction = settings.extraction
+    return within_megapixels(extraction.ocr_dpi / 72.0, width_pt, height_pt, extraction.ocr_max_megapixels)
 
 
 def render_gray(page, settings: Settings) -> tuple[np.ndarray, float]:
