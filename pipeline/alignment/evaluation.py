@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 def chunk_counts(settings: Settings) -> dict[tuple[str, str], int]:
     """(lang, alignment_version) -> live chunks carrying it."""
-    from pipeline.alignment.realign import live_chunks  # the Weaviate client: not needed by evaluate_golden
+    from pipeline.stores.vector_store import live_chunks  # the Weaviate client: not needed by evaluate_golden
 
     counts: dict[tuple[str, str], int] = {}
     for _, p in live_chunks(settings, ["lang", "alignment_version"]):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from pipeline.alignment.maps import IDENTITY, AlignmentMap, load_production_map, registered_model_name
 from pipeline.batch import lifecycle
@@ -32,22 +32,12 @@ KIND = "realign"
 COPIED_STAGES = (EXTRACT, LANGUAGE, STRUCTURE, CHUNK)  # what load, QA and finish_batch read besides embed/enrich
 
 
-def live_chunks(settings: Settings, props: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(uuid, properties) of every live chunk, by cursor (no result-window limit)."""
-    with vector_store.connect(settings) as client:
-        if not client.collections.exists(settings.weaviate.collection):
-            return
-        collection = vector_store.collection(client, settings, settings.weaviate.collection)
-        for obj in collection.iterator(return_properties=props):
-            yield str(obj.uuid), obj.properties
-
-
 def stale_sources(settings: Settings, lang: str, alignment: AlignmentMap) -> tuple[dict[str, str], dict[str, str]]:
     """The documents of ``lang`` whose live chunks carry another alignment version:
     doc_id -> the batch that loaded them (whose workspace has the raw vectors), and
     doc_id -> why a stale document cannot be re-aligned."""
     stale: dict[str, set[str]] = {}
-    for _, p in live_chunks(settings, ["doc_id", "lang", "alignment_version", "batch_id"]):
+    for _, p in vector_store.live_chunks(settings, ["doc_id", "lang", "alignment_version", "batch_id"]):
         if p["lang"] == lang and p["alignment_version"] != alignment.version:
             stale.setdefault(p["doc_id"], set()).add(p["batch_id"])
     sources, skipped = {}, {}

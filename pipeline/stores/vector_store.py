@@ -269,6 +269,16 @@ def live_collection(client: weaviate.WeaviateClient, settings: Settings):
     return ensure_collection(client, settings, settings.weaviate.collection)
 
 
+def live_chunks(settings: Settings, props: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(uuid, properties) of every live chunk, by cursor (no result-window limit); none
+    when the live collection does not exist yet."""
+    with connect(settings) as client:
+        if not client.collections.exists(settings.weaviate.collection):
+            return
+        for obj in collection(client, settings, settings.weaviate.collection).iterator(return_properties=props):
+            yield str(obj.uuid), obj.properties
+
+
 def check_embedder(collection, settings: Settings) -> None:
     """Raise when the collection holds chunks of another embedder than the configured one:
     their vectors cannot be compared with the configured embedder's (another space, often
