@@ -187,6 +187,12 @@ class SyncConfig(_Section):
     max_deleted_fraction: float = Field(0.2, ge=0.0, le=1.0)
 
 
+class RetentionConfig(_Section):
+    """How long a batch's workspace is kept whole (its review window; pipeline.batch.retention)."""
+    keep_days: float = Field(ge=0)
+    keep_batches: int = Field(ge=0)  # the newest batches that loaded or rolled back, kept whatever their age
+
+
 class AirflowConfig(_Section):
     corpus_refresh_schedule: str | None
     retries: int
@@ -265,6 +271,7 @@ class Settings(_Section):
     mlflow: MlflowConfig
     qa: QaConfig
     sync: SyncConfig = SyncConfig()
+    retention: RetentionConfig
     airflow: AirflowConfig
     limits: LimitsConfig
     execution: ExecutionConfig

@@ -17,6 +17,7 @@ import logging
 from collections import Counter
 from typing import Any
 
+from pipeline.batch import retention
 from pipeline.batch.runner import run_step
 from pipeline.config import Settings
 from pipeline.contracts import (
@@ -107,6 +108,7 @@ def finish_batch(batch_id: str, results: list[dict[str, Any]], outcome: dict[str
     progress.info("batch %s %s: %d processed, %d loaded, %d quarantined, %d unchanged skipped, %d chunk(s)",
              batch_id, status, summary["processed"], summary["loaded"], summary["quarantined"],
              summary["skipped_unchanged"], summary["chunks"])
+    retention.prune_after_batch(settings)  # older batches past their review window
     return summary
 
 
@@ -155,6 +157,7 @@ def roll_back(batch_id: str, reason: str, settings: Settings) -> dict[str, Any]:
     """Undo a batch in Weaviate (promoted or not) and in the registry; returns the journal.
     The batch is ``rolling_back`` in the registry meanwhile, so that a rollback killed half-way
     is finished by the next run's recovery (``batch.recovery``)."""
+    retention.refuse_rollback_if_pruned(Workspace(settings, batch_id))
     registry = DocumentRegistry(settings.document_registry_path)
     batch = registry.batch(batch_id)
     registry.finish_batch(batch_id, "rolling_back", {**(batch.summary if batch else {}), "rollback_reason": reason})

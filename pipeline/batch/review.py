@@ -10,7 +10,7 @@ import getpass
 from datetime import datetime, timezone
 from typing import Any
 
-from pipeline.batch import lifecycle
+from pipeline.batch import lifecycle, retention
 from pipeline.config import Settings
 from pipeline.publish import qa
 from pipeline.workspace import Workspace
@@ -26,6 +26,8 @@ def review(batch_id: str, chunk_ids: list[str], reason: str, settings: Settings,
     if verdict == "rejected" and not reason.strip():
         raise ValueError("a rejection needs a reason")
     ws = Workspace(settings, batch_id)
+    if verdict == "rejected":
+        retention.refuse_rollback_if_pruned(ws)
     report = ws.read_json(ws.batch_file("qa_report.json"))
     sampled = {item["chunk_id"]: item for item in report["sample"]}
     unknown = [c for c in chunk_ids if c not in sampled]

@@ -1,8 +1,10 @@
-"""CLI commands for the corpus as a whole: ``forget`` (erasure on request) and the
-machine-readable ``status --json``.
+"""CLI commands for the corpus as a whole: ``forget`` (erasure on request), ``prune``
+(workspace retention) and the machine-readable ``status --json``.
 
-``register(subparsers)`` adds ``forget`` to the ``rosetta`` parser (pipeline/cli/main.py); it
-calls the function the forget_document DAG calls (pipeline.batch.erasure.forget).
+``register(subparsers)`` adds ``forget`` and ``prune`` to the ``rosetta`` parser
+(pipeline/cli/main.py); ``forget`` calls the function the forget_document DAG calls
+(pipeline.batch.erasure.forget), ``prune`` the one each batch's finish calls
+(pipeline.batch.retention.prune).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import argparse
 import json
 from typing import Any
 
+from pipeline.cli.tables import table
 from pipeline.config import get_settings
 from pipeline.stores.document_registry import DocumentRegistry
 
@@ -56,9 +59,37 @@ def cmd_forget(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_prune(args: argparse.Namespace) -> int:
+    from pipeline.batch.retention import prune
+
+    report = prune(get_settings(), dry_run=args.dry_run)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=1))
+        return 0
+    if not report["batches"]:
+        print("nothing to prune: every batch is in its review window or holds only files still needed")
+        return 0
+    rows = [{**b, "removed": len(b["documents_removed"]), "kept": len(b["documents_kept"]),
+             "mb": f"{b['bytes'] / 1e6:.1f}", "rollback": "copy removed" if b["replaced_chunks"] else "-"}
+            for b in report["batches"]]
+    print(table(rows, [("batch_id", "batch"), ("finished_at", "finished"), ("removed", "documents removed"),
+                       ("kept", "kept (still needed)"), ("files", "files"), ("mb", "MB"),
+                       ("rollback", "replaced chunks")]))
+    verb = "would free" if args.dry_run else "freed"
+    print(f"\n{verb} {report['bytes'] / 1e6:.1f} MB in {report['files']} file(s) of {len(rows)} batch(es); "
+          f"these batches {'could' if args.dry_run else 'can'} no longer be rolled back")
+    return 0
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser("forget", help="erase one document everywhere Rosetta copied it (erasure request)")
     p.add_argument("document", help="document id or a path it is known by")
     p.add_argument("--reason", required=True, help="why (kept in the erasure log)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_forget)
+
+    p = subparsers.add_parser("prune", help="delete the workspace files of batches past their review window "
+                                            "that no live chunk needs (each batch's finish does this too)")
+    p.add_argument("--dry-run", action="store_true", help="show what would go, delete nothing")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_prune)
