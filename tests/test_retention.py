@@ -107,6 +107,9 @@ def test_batches_past_their_window_keep_only_what_live_chunks_and_rollbacks_need
     raw = np.load(embedded.raw_vectors)
     assert raw.shape[0] == sum(1 for doc, batch in before.values() if (doc, batch) == ("doc-b", "p1"))
 
+    monkeypatch.setattr("pipeline.cli.main.get_settings", lambda: settings)
+    assert rosetta(["status", "p1"]) == 0
+    assert "past its review window): 1 document(s)' files removed, 1 kept" in capsys.readouterr().out
     assert live(weaviate_server, settings) == before  # pruning never touches Weaviate
     assert retention.prune(settings)["batches"] == []  # idempotent: nothing left to remove
 

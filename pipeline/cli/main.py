@@ -158,6 +158,7 @@ def cmd_stage(args: argparse.Namespace) -> int:
 # --- batch commands --------------------------------------------------------------------
 def _print_batch(batch_id: str) -> None:
     from pipeline.stores.document_registry import DocumentRegistry
+    from pipeline.workspace import Workspace
 
     batch = DocumentRegistry(get_settings().document_registry_path).batch(batch_id)
     if batch is None:
@@ -188,6 +189,11 @@ def _print_batch(batch_id: str) -> None:
         print(f"{len(s.get('moved', []))} document(s) moved (path updated), {len(s.get('deleted', []))} deleted")
     if s.get("reason"):
         print(s["reason"])
+    ws = Workspace(get_settings(), batch_id)
+    if ws.batch_file("pruned.json").exists():
+        pruned = ws.read_json(ws.batch_file("pruned.json"))
+        print(f"workspace pruned at {pruned['at']} (past its review window): {len(pruned['documents_removed'])} "
+              f"document(s)' files removed, {len(pruned['documents_kept'])} kept; it can no longer be rolled back")
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
