@@ -81,12 +81,17 @@ def in_window(settings: Settings, rows: list[BatchRow], now: datetime | None = N
     return kept, expired
 
 
+def pruned_record(ws: Workspace) -> dict[str, Any] | None:
+    """The batch's pruned.json (when, which documents' files went or stayed), or None."""
+    path = ws.batch_file(PRUNED)
+    return ws.read_json(path) if path.exists() else None
+
+
 def refuse_rollback_if_pruned(ws: Workspace) -> None:
     """Raise ValueError when the batch was pruned: what it replaced is no longer kept."""
-    path = ws.batch_file(PRUNED)
-    if path.exists():
+    if record := pruned_record(ws):
         raise ValueError(f"batch {ws.batch_id} is past its review window (retention.keep_days, keep_batches) and "
-                         f"was pruned at {ws.read_json(path)['at']}: the chunks it replaced are no longer kept, so it "
+                         f"was pruned at {record['at']}: the chunks it replaced are no longer kept, so it "
                          "cannot be rolled back; reprocess its documents (`rosetta reprocess`) to change them")
 
 
@@ -184,7 +189,7 @@ def _apply(settings: Settings, batch_prune: BatchPrune) -> None:
             (ws.root / folder).rmdir()
     # The record first: a crash between the two leaves a batch that says it cannot be rolled
     # back while its copy is still there, never one that would try without the copy.
-    previous = ws.read_json(ws.batch_file(PRUNED)) if ws.batch_file(PRUNED).exists() else {}
+    previous = pruned_record(ws) or {}
     removed = sorted({*previous.get("documents_removed", []), *batch_prune.documents_removed})
     ws.write_json(ws.batch_file(PRUNED), {"at": previous.get("at") or _now(), "last_at": _now(),
                                           "documents_removed": removed, "documents_kept": batch_prune.documents_kept})

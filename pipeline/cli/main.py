@@ -157,6 +157,7 @@ def cmd_stage(args: argparse.Namespace) -> int:
 
 # --- batch commands --------------------------------------------------------------------
 def _print_batch(batch_id: str) -> None:
+    from pipeline.batch.retention import pruned_record
     from pipeline.stores.document_registry import DocumentRegistry
     from pipeline.workspace import Workspace
 
@@ -189,9 +190,7 @@ def _print_batch(batch_id: str) -> None:
         print(f"{len(s.get('moved', []))} document(s) moved (path updated), {len(s.get('deleted', []))} deleted")
     if s.get("reason"):
         print(s["reason"])
-    ws = Workspace(get_settings(), batch_id)
-    if ws.batch_file("pruned.json").exists():
-        pruned = ws.read_json(ws.batch_file("pruned.json"))
+    if pruned := pruned_record(Workspace(get_settings(), batch_id)):
         print(f"workspace pruned at {pruned['at']} (past its review window): {len(pruned['documents_removed'])} "
               f"document(s)' files removed, {len(pruned['documents_kept'])} kept; it can no longer be rolled back")
 
