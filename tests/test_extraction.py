@@ -295,6 +295,27 @@ def test_a_password_protected_pdf_given_its_password_goes_through_the_stage_work
     assert (result.status, result.reason) == ("ok", None)
 
 
+def test_a_pdf_encrypted_for_certificates_or_by_drm_says_no_password_opens_it(settings, pdf_passwords, tmp_path):
+    """PDFium cannot open another security handler than the standard (password) one: the file
+    is not corrupt, and asking for a password would send its owner looking for one."""
+    pdf_passwords("rosetta")
+    manifest = discovery.write_manifest(settings, "extract-pubsec", "corpus_refresh", [
+        discovery.source_document(FIXTURES / "certificate-encrypted.pdf", settings)], [])
+    (doc,) = manifest.documents
+    result = run_stage(stage(EXTRACT), DocRef(batch_id=manifest.batch_id, doc_id=doc.doc_id), settings)
+    assert (result.status, result.reason) == ("quarantined", "unsupported_encryption")
+    assert "certificate-encrypted.pdf is encrypted for the holders of certain certificates" in result.detail
+    assert "/Adobe.PubSec" in result.detail and "pdf-passwords" not in result.detail
+
+    # The same file under a rights-management handler's name (same length: offsets unchanged).
+    drm = tmp_path / "drm.pdf"
+    drm.write_bytes((FIXTURES / "certificate-encrypted.pdf").read_bytes().replace(b"/Adobe.PubSec", b"/FileOpen.DRM"))
+    with pytest.raises(DocumentError) as err:
+        extract.extract_file(drm, settings)
+    assert err.value.reason == "unsupported_encryption"
+    assert "drm.pdf is encrypted with the security handler /FileOpen.DRM" in err.value.detail
+
+
 def test_ocr_keeps_its_resolution_up_to_the_pixel_cap_and_fits_a_bigger_page_under_it(settings):
     assert scans.ocr_scale(595, 842, settings) == settings.extraction.ocr_dpi / 72  # A4
     side = 116.67 * 72  # ocrmypdf's hugemono.pdf: a 35000-pixel square at 300 dpi

@@ -58,6 +58,8 @@ def open_pdf(path: Path, passwords: Sequence[str] = (), passwords_file: Path | N
         return pdfium_document(path, passwords)
     except pdfium.PdfiumError as exc:
         pdfium_error = exc
+    if getattr(pdfium_error, "err_code", None) == pdfium.raw.FPDF_ERR_SECURITY:
+        raise DocumentError("unsupported_encryption", _unsupported_encryption(path)) from pdfium_error
     protected = DocumentError("encrypted_pdf", _protected(path, passwords, passwords_file))
     # PDFium reports an empty page tree as a password error: ask pdfminer which it is.
     try:
@@ -91,6 +93,35 @@ def pdfium_document(path: Path, passwords: Sequence[str] = ()):
             except pdfium.PdfiumError:
                 continue
         raise
+
+
+def _security_handler(path: Path) -> str | None:
+    """The name of the PDF's security handler (its encryption dictionary's /Filter), or None."""
+    from pdfminer.pdfdocument import PDFDocument
+    from pdfminer.pdfparser import PDFParser
+
+    class EncryptionDictionary(PDFDocument):
+        def _initialize_password(self, password: str = "") -> None:
+            """Read the encryption dictionary; decrypt nothing (the handler is unknown to pdfminer)."""
+
+    try:
+        with open(path, "rb") as handle:
+            handler = EncryptionDictionary(PDFParser(handle)).encryption[1].get("Filter")
+    except Exception:  # noqa: BLE001 - a file broken past its trailer: the handler stays unnamed
+        return None
+    return getattr(handler, "name", None)
+
+
+def _unsupported_encryption(path: Path) -> str:
+    """Why an encrypted PDF that no password can open is refused, and what its owner can do."""
+    handler = _security_handler(path)
+    if handler == "Adobe.PubSec":
+        return (f"{path.name} is encrypted for the holders of certain certificates (public-key security, "
+                "/Adobe.PubSec), not with a password, and Rosetta cannot open it: have a recipient save it "
+                "without encryption and put that file in its place")
+    named = f"the security handler /{handler}" if handler else "a security handler PDFium does not support"
+    return (f"{path.name} is encrypted with {named} (rights-management software, not a password), which Rosetta "
+            "cannot open: have its owner export it without protection and put that file in its place")
 
 
 def _protected(path: Path, passwords: Sequence[str], passwords_file: Path | None) -> str:
