@@ -154,7 +154,7 @@ def source_dir(settings) -> Path:
     return path
 
 
-def text_pdf(text: str, path: Path, lines_per_page: int = 55) -> Path:
+def text_pdf(text: str, path: Path, lines_per_page: int = 55, family: str = "DejaVu Sans") -> Path:
     """A born-digital PDF (real text layer, embedded TrueType font) of ``text``, one line
     per text line, wrapped at 95 characters: for documents only available as text."""
     import textwrap
@@ -171,7 +171,7 @@ def text_pdf(text: str, path: Path, lines_per_page: int = 55) -> Path:
         for start in range(0, len(lines), lines_per_page):
             figure = plt.figure(figsize=(8.27, 11.69))
             for row, line in enumerate(lines[start:start + lines_per_page]):
-                figure.text(0.08, 0.95 - row * 0.0165, line, fontsize=9, family="DejaVu Sans")
+                figure.text(0.08, 0.95 - row * 0.0165, line, fontsize=9, family=family)
             pdf.savefig(figure)
             plt.close(figure)
     return path

@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 
 import scan_pages
+from conftest import text_pdf
 from pipeline.batch import discovery
 from pipeline.batch.runner import run_stage
 from pipeline.cli.main import main as cli_main
 from pipeline.contracts import DocRef, DocumentError
 from pipeline.extraction import scans
-from pipeline.extraction.pdf import clean_text
+from pipeline.extraction.pdf import PAD, clean_text, text_by_index
 from pipeline.stages import EXTRACT, extract, stage
 from pipeline.stores import secrets
 
@@ -314,6 +315,27 @@ def test_a_pdf_encrypted_for_certificates_or_by_drm_says_no_password_opens_it(se
         extract.extract_file(drm, settings)
     assert err.value.reason == "unsupported_encryption"
     assert "drm.pdf is encrypted with the security handler /FileOpen.DRM" in err.value.detail
+
+
+def test_a_text_layer_with_characters_outside_the_bmp_is_read_not_ocred(settings, tmp_path):
+    """PDFium gives a character outside the BMP (math italic, emoji, CJK Extension B as in
+    𠮷野) two indices and its text range one character: the page's text no longer matched
+    its indices and the whole page was OCRed as if it had no text layer."""
+    clause = "Article 7. The liability of the supplier for each claim 𝑥 is limited to the price 𝑃 paid."
+    path = text_pdf(f"{clause}\n" * 3, tmp_path / "math.pdf", family="DejaVu Serif")  # it has the glyphs
+    page = extract.extract_file(path, settings).pages[0]
+    assert (page.method, page.ocr_reason) == ("text_layer", None)
+    assert " ".join(" ".join(b.text for b in page.blocks).split()) == " ".join([clause] * 3)
+
+
+def test_text_by_index_keeps_one_character_per_pdfium_index(monkeypatch):
+    import pypdfium2.raw as pdfium_c
+
+    units = [ord("a"), 0xD842, 0xDFB7, ord("b"), 0, 0xDC00, ord("\r"), ord("\n")]  # 𠮷 as a pair; NUL; a lone half
+    monkeypatch.setattr(pdfium_c, "FPDFText_GetUnicode", lambda textpage, k: units[k])
+    text = text_by_index(None, len(units))
+    assert text == f"a\U00020BB7{PAD}b\x00\ufffd\r\n" and len(text) == len(units)
+    assert clean_text(text) == "a\U00020BB7b\ufffd\r\n"
 
 
 def test_ocr_keeps_its_resolution_up_to_the_pixel_cap_and_fits_a_bigger_page_under_it(settings):

@@ -52,7 +52,8 @@ def glyphs_read_as_spaces(chars) -> float:
     if not len(points):
         return 0.0
     textpage, ems = chars.textpage, 0.0
-    for k in np.flatnonzero(~chars.ink & (points >= 0x20) & (points != 0xFFFE)).tolist():
+    # U+FFFE: PDFium's soft-hyphen marker; U+FFFF: the second index of a character outside the BMP (pdf.PAD)
+    for k in np.flatnonzero(~chars.ink & (points >= 0x20) & ~np.isin(points, (0xFFFE, 0xFFFF))).tolist():
         if pdfium_c.FPDFText_IsGenerated(textpage, k):
             continue
         left, bottom, right, top = textpage.get_charbox(k)

@@ -130,6 +130,28 @@ def _protected(path: Path, passwords: Sequence[str], passwords_file: Path | None
     return f"{path.name} is password-protected{tried}{where}"
 
 
+PAD = "\uffff"  # holds the index of a surrogate pair's second half (a noncharacter: no text has it)
+
+
+def text_by_index(textpage, n: int) -> str:
+    """The page's text, one character per PDFium index: a character outside the BMP at its
+    first index and PAD at its second, a glyph with no Unicode value as U+0000."""
+    import pypdfium2.raw as pdfium_c
+
+    units = [pdfium_c.FPDFText_GetUnicode(textpage, k) for k in range(n)]
+    out = []
+    for k, unit in enumerate(units):
+        if 0xD800 <= unit < 0xDC00 and k + 1 < n and 0xDC00 <= units[k + 1] < 0xE000:
+            out.append(chr(0x10000 + ((unit - 0xD800) << 10) + (units[k + 1] - 0xDC00)))
+        elif 0xDC00 <= unit < 0xE000 and k > 0 and 0xD800 <= units[k - 1] < 0xDC00:
+            out.append(PAD)
+        elif 0xD800 <= unit < 0xE000:
+            out.append("\ufffd")  # half a pair
+        else:
+            out.append(chr(unit))
+    return "".join(out)
+
+
 class Chars:
     """A PDFium text page: its text, and character or line boxes (top-left origin, points).
 
@@ -143,8 +165,11 @@ class Chars:
         self.height = page_height
         self.n = textpage.count_chars()
         text = textpage.get_text_range() if self.n else ""
-        self.text = text if len(text) == self.n else ""  # indices must match characters
-        self.ink = np.fromiter((not c.isspace() and c not in "\ufffe\x02" for c in self.text), dtype=bool,
+        # Indices must match PDFium's characters (the boxes are read by index). The range is
+        # shorter where a character lies outside the BMP (two UTF-16 units, two indices) or has
+        # no Unicode value (U+0000, dropped): then the text is read one index at a time.
+        self.text = text if len(text) == self.n else text_by_index(textpage, self.n)
+        self.ink = np.fromiter((not c.isspace() and c not in "\ufffe\x02" + PAD for c in self.text), dtype=bool,
                                count=len(self.text))
 
     def _top_left(self, left: float, bottom: float, right: float, top: float) -> tuple[float, float, float, float]:
@@ -163,7 +188,7 @@ class Chars:
 
 
 def clean_text(text: str) -> str:
-    return LINE_END_HYPHEN.sub("-", SOFT_HYPHEN.sub("", text))
+    return LINE_END_HYPHEN.sub("-", SOFT_HYPHEN.sub("", text)).replace(PAD, "").replace("\x00", "")
 
 
 def _line_spans(chars: Chars) -> list[tuple[int, int]]:

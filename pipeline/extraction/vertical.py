@@ -124,7 +124,7 @@ def _text(column, idx: np.ndarray, chars: Chars) -> str:
         if i and idx[k] > idx[column[i - 1]] + 1 and " " in chars.text[idx[column[i - 1]] + 1:idx[k]]:
             out.append(" ")
         out.append(chars.text[idx[k]])
-    return "".join(out).translate(VERTICAL_FORMS)
+    return "".join(out).replace("\x00", "").translate(VERTICAL_FORMS)  # U+0000: a glyph with no Unicode value
 
 
 def _bbox(b: np.ndarray) -> tuple[float, float, float, float]:
