@@ -328,6 +328,20 @@ def test_a_text_layer_with_characters_outside_the_bmp_is_read_not_ocred(settings
     assert " ".join(" ".join(b.text for b in page.blocks).split()) == " ".join([clause] * 3)
 
 
+def test_accents_drawn_apart_from_their_letters_are_put_back(settings):
+    """LaTeX's OT1 fonts draw an accent as a glyph of its own over the letter (the capital's
+    accent even lands at the end of the line in PDFium's order): the layer read
+    "gew¨ohnlich", "informaci´on", "Fran¸cois", which neither lexical search nor the
+    embedder knows."""
+    page = extract.extract_file(FIXTURES / "ot1-accents.pdf", settings).pages[0]
+    text = " ".join(" ".join(b.text for b in page.blocks).split())
+    for words in ("Übermittlung personenbezogener Daten", "Die Gebühren für die Übermittlung der Daten sind gewöhnlich",
+                  "Aufsichtsbehörde prüft", "sämtliche", "zurückzugeben oder zu löschen", "La información personal se "
+                  "conservará en España durante el período", "La façade du bâtiment, l’élève et François."):
+        assert words in text
+    assert not set(text) & {"\u00a8", "\u00b4", "`", "\u02c6", "\u02dc", "\u00b8"}
+
+
 def test_text_by_index_keeps_one_character_per_pdfium_index(monkeypatch):
     import pypdfium2.raw as pdfium_c
 

@@ -12,6 +12,7 @@ DocumentError with a machine-readable reason.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -152,6 +153,53 @@ def text_by_index(textpage, n: int) -> str:
     return "".join(out)
 
 
+# Accents drawn as glyphs of their own over (or under) a letter, as TeX's OT1 fonts draw them:
+# the layer reads "gew¨ohnlich", "informaci´on", "Fran¸cois". The combining mark each stands for,
+# and whether it sits below the letter.
+SPACING_ACCENTS = {"\u00a8": ("\u0308", False), "\u00b4": ("\u0301", False), "`": ("\u0300", False),
+                   "\u02c6": ("\u0302", False), "\u02dc": ("\u0303", False), "\u02c7": ("\u030c", False),
+                   "\u02d8": ("\u0306", False), "\u02d9": ("\u0307", False), "\u02da": ("\u030a", False),
+                   "\u02dd": ("\u030b", False), "\u00af": ("\u0304", False), "\u00b8": ("\u0327", True),
+                   "\u02db": ("\u0328", True)}
+DOTLESS = {"\u0131": "i", "\u0237": "j"}  # TeX puts an accent on a dotless i or j
+
+
+def attach_accents(textpage, text: str) -> str:
+    """``text`` with each spacing accent that stands over (under) a letter joined to it: the
+    letter becomes the precomposed character, the accent's index PAD. Matched by position,
+    not order: PDFium puts the accent of a capital at the end of its line. An accent beside
+    letters (an acute used as an apostrophe, a TeX opening quote) or one that composes to no
+    single character stays as it is."""
+    accents = [k for k, c in enumerate(text) if c in SPACING_ACCENTS]
+    if not accents:
+        return text
+    letters = np.array([k for k, c in enumerate(text) if c.isalpha()], dtype=np.int64)
+    if not len(letters):
+        return text
+    boxes = np.array([textpage.get_charbox(int(k)) for k in letters], dtype=np.float64)  # left, bottom, right, top
+    middle, height = (boxes[:, 1] + boxes[:, 3]) / 2, boxes[:, 3] - boxes[:, 1]
+    out, taken = list(text), set()
+    for k in accents:
+        left, bottom, right, top = textpage.get_charbox(k)
+        x, y = (left + right) / 2, (bottom + top) / 2
+        mark, below = SPACING_ACCENTS[text[k]]
+        near = (boxes[:, 0] <= x) & (x <= boxes[:, 2]) & (height > 0)
+        if below:
+            near &= (y < middle) & (boxes[:, 1] - top < 0.6 * height)
+        else:
+            near &= (y > middle) & (bottom - boxes[:, 3] < 0.6 * height)
+        found = np.flatnonzero(near)
+        if not len(found):
+            continue
+        letter = int(letters[found[np.argmin(np.abs(middle[found] - y))]])
+        composed = unicodedata.normalize("NFC", (text[letter] if below else DOTLESS.get(text[letter], text[letter])) + mark)
+        if letter in taken or len(composed) != 1:
+            continue
+        out[letter], out[k] = composed, PAD
+        taken.add(letter)
+    return "".join(out)
+
+
 class Chars:
     """A PDFium text page: its text, and character or line boxes (top-left origin, points).
 
@@ -168,7 +216,7 @@ class Chars:
         # Indices must match PDFium's characters (the boxes are read by index). The range is
         # shorter where a character lies outside the BMP (two UTF-16 units, two indices) or has
         # no Unicode value (U+0000, dropped): then the text is read one index at a time.
-        self.text = text if len(text) == self.n else text_by_index(textpage, self.n)
+        self.text = attach_accents(textpage, text if len(text) == self.n else text_by_index(textpage, self.n))
         self.ink = np.fromiter((not c.isspace() and c not in "\ufffe\x02" + PAD for c in self.text), dtype=bool,
                                count=len(self.text))
 
