@@ -14,14 +14,17 @@ for texlive-pictures-doc) in the order of the sha256 of their path, up to a cap 
 No one working on Rosetta tuned on them before the first run (docs/benchmarks.md).
 
 With ``--manifest scripts/library_test_corpus.json --target samples/library`` it fetches the
-229 PDFs of pypdf's, pikepdf's and OCRmyPDF's test folders and of playa-pdf's and
-pdfreader's sample folders, from their source distributions on PyPI (each less the files an
-earlier package holds too): files their users sent in with bug reports or made with other
-producers (AutoCAD, LibreOffice, Acrobat forms, ImageMagick, cairo, scanners and their OCR
-layers, fuzzers), encrypted with every revision of the standard handler, pages of 2 by 2 and
-10 by 10 feet, turned pages, vertical Japanese, and scans: two photographed pages of an 1871
-Senate document, a brochure straight, skewed and turned, a court complaint with its
-scanned loan papers. Every PDF of those folders is listed, none chosen by outcome.
+446 PDFs of the test and sample folders of pypdf, pikepdf, OCRmyPDF, playa-pdf, pdfreader,
+pyHanko, pdf2docx, pdftotext, pypdfium2, pdfannots, img2pdf, tabula-py and pdfx, from their
+source distributions on PyPI (each less the files an earlier package holds too): files their
+users sent in with bug reports or made with other producers (AutoCAD, LibreOffice, Acrobat
+forms, ImageMagick, cairo, scanners and their OCR layers, fuzzers), encrypted with every
+revision of the standard handler and for certificate holders, signed and incrementally
+updated, broken on purpose (circular page trees and xref chains), pages of 2 by 2 and 10 by
+10 feet, turned pages, vertical Japanese, papers, invoices, a police crash report, and scans:
+two photographed pages of an 1871 Senate document, a brochure straight, skewed and turned, a
+court complaint with its scanned loan papers. Every PDF of those folders is listed, none
+chosen by outcome.
 
 Each .deb is downloaded with ``apt-get download NAME=VERSION`` into samples/downloads/
 (shared with fetch_doc_packages.py), each sdist from the package index's JSON API, checked,
