@@ -176,3 +176,21 @@ def test_reviewer_rejects_in_the_browser_and_the_batch_rolls_back(airflow_api, p
 
         Image.open(shots[-1]).convert("P", palette=Image.Palette.ADAPTIVE).save(ROOT / "docs" / "qa-review.png",
                                                                                  optimize=True)
+
+
+def test_a_batch_past_its_review_window_says_so_and_refuses_a_rejection(airflow_api, promoted, settings, monkeypatch):
+    from pipeline.batch import retention
+
+    monkeypatch.setattr(settings.retention, "keep_days", 0)
+    monkeypatch.setattr(settings.retention, "keep_batches", 0)
+    retention.prune(settings)
+    base, pw = airflow_api["base"], airflow_api["passwords"]
+    reviewer = {"Authorization": f"Bearer {token(base, 'reviewer', pw['reviewer'])}"}
+    page = httpx.get(f"{base}/rosetta-qa/batches/ui-first", headers=reviewer)
+    assert page.status_code == 200 and "id='pruned'" in page.text and "can no longer be rolled back" in page.text
+    assert "id='reject'" not in page.text
+    report = json.loads((settings.data_root / "batches" / "ui-first" / "qa_report.json").read_text())
+    refused = httpx.post(f"{base}/rosetta-qa/batches/ui-first/decisions", headers=reviewer, follow_redirects=False,
+                         data={"verdict": "rejected", "reason": "too late", "chunk_ids": [report["sample"][0]["chunk_id"]]})
+    assert refused.status_code == 400 and "past its review window" in refused.text
+    assert DocumentRegistry(settings.document_registry_path).batch("ui-first").status == "promoted"

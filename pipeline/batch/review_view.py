@@ -10,6 +10,7 @@ import io
 from pathlib import Path
 from typing import Any
 
+from pipeline.batch import retention
 from pipeline.config import Settings
 from pipeline.contracts import ExtractedDocument, Page
 from pipeline.stages import ENRICH, EXTRACT
@@ -65,7 +66,7 @@ def batch_sample(settings: Settings, batch_id: str) -> dict[str, Any] | None:
     registry_row = DocumentRegistry(settings.document_registry_path).batch(batch_id)
     return {"batch_id": batch_id, "status": registry_row.status if registry_row else "unknown",
             "report": {k: v for k, v in report.items() if k != "sample"}, "chunks": chunks,
-            "audit": _read(ws, "qa_audit.json", [])}
+            "audit": _read(ws, "qa_audit.json", []), "pruned": retention.pruned_record(ws)}
 
 
 def _chunk_blocks(doc: ExtractedDocument, page_no: int, text: str) -> list[tuple[float, float, float, float]]:

@@ -51,6 +51,7 @@ td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:to
 .chunk{border:1px solid #bbb;border-radius:4px;padding:.6em;margin:.6em 0}
 .fail{color:#b00020;font-weight:bold}.ok{color:#1b5e20}.banner{padding:.6em;margin:.6em 0;border-radius:4px}
 .rolled{background:#fde0e0;border:1px solid #b00020}.passed{background:#e3f4e3;border:1px solid #1b5e20}
+.pruned{background:#eee;border:1px solid #777}
 pre{white-space:pre-wrap;background:#f6f6f6;padding:.4em;max-height:16em;overflow:auto}img.crop{max-width:100%;border:1px solid #999}"""
 
 
@@ -100,7 +101,11 @@ def batch_page(batch_id: str, user: Viewer) -> HTMLResponse:
         raise HTTPException(status_code=404, detail=f"batch {batch_id} has no QA report")
     r = sample["report"]
     review_state = r.get("review", {})
-    if review_state.get("rolled_back"):
+    if sample["pruned"]:
+        banner = (f"<div class='banner pruned' id='pruned'>Past its review window: the workspace was pruned at "
+                  f"{_e(sample['pruned']['at'])}, so the batch can no longer be rolled back; reprocess a document "
+                  "to change it.</div>")
+    elif review_state.get("rolled_back"):
         rb = review_state.get("rollback") or {}
         banner = (f"<div class='banner rolled' id='rollback'>Batch rolled back: {review_state['failures']} failing "
                   f"sampled chunk(s), more than the plan's {r['acceptance_number']}. {_e(rb.get('removed', 0))} chunk(s) "
@@ -112,11 +117,11 @@ def batch_page(batch_id: str, user: Viewer) -> HTMLResponse:
     audit = "".join(f"<tr><td>{_e(a['at'])}</td><td>{_e(a['by'])}</td><td>{_e(a['verdict'])}</td>"
                     f"<td>{_e(', '.join(a['chunk_ids']))}</td><td>{_e(a['reason'])}</td>"
                     f"<td>{'rolled back' if a['rolled_back'] else ''}</td></tr>" for a in sample["audit"])
+    reject = "" if sample["pruned"] else "<button name='verdict' value='rejected' id='reject'>Reject selected</button> "
     body = (f"<p><a href='{PREFIX}/'>all batches</a> · status: <b id='status'>{_e(sample['status'])}</b> · "
             f"{r.get('sample_size', 0)} of {r['total_chunks']} chunk(s) sampled</p>{banner}"
             f"<form method='post' action='{PREFIX}/batches/{_e(batch_id)}/decisions'>"
-            f"<p>Reason: <input name='reason' id='reason' size='60'> "
-            f"<button name='verdict' value='rejected' id='reject'>Reject selected</button> "
+            f"<p>Reason: <input name='reason' id='reason' size='60'> {reject}"
             f"<button name='verdict' value='accepted' id='accept'>Accept selected</button></p>"
             + "".join(_chunk_html(batch_id, c) for c in sample["chunks"]) + "</form>"
             f"<h2>Audit trail</h2><table id='audit'><tr><th>when</th><th>who</th><th>verdict</th><th>chunks</th>"
