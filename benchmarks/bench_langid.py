@@ -8,7 +8,8 @@ of >= 20 words, in en, de, es, ja, zh (simplified and traditional), each labelle
 the language of its catalog or Translation file. Tagged subsets: kanji-only Japanese,
 code-switched (Latin acronyms and words inside de/es/ja/zh text), traditional Chinese.
 Accuracy = the detected language equals the label (any of lid.176's 176 languages may
-be detected). Figures are printed, never asserted.
+be detected). Then the en, de and es items again, set in capitals (as a form's labels, a
+heading or a licence's disclaimer are). Figures are printed, never asserted.
 
     .venv/bin/python benchmarks/bench_langid.py [--errors N]
 """
@@ -71,6 +72,16 @@ def main() -> int:
     for lang, tag in [("ja", "kanji_only"), ("zh", "traditional"), ("de", "code_switched"), ("es", "code_switched"),
                       ("ja", "code_switched"), ("zh", "code_switched")]:
         print(f"| {lang} {tag} | " + " | ".join(pct(*scores[(lang, kind, tag)]) for kind in KINDS) + " |")
+    capitals: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for item in items:
+        if item["lang"] in ("en", "de", "es"):
+            got, _ = detect_block(item["text"].upper(), settings)
+            capitals[(item["lang"], item["kind"])][0] += got == item["lang"]
+            capitals[(item["lang"], item["kind"])][1] += 1
+    print("\n| in capitals | " + " | ".join(KINDS) + " |")
+    print("|---|" + "---|" * len(KINDS))
+    for lang in ("en", "de", "es"):
+        print(f"| {lang} | " + " | ".join(pct(*capitals[(lang, kind)]) for kind in KINDS) + " |")
     for kind, target in TARGETS.items():
         ok, n = scores[("all", kind)]
         worst = min(LANGS, key=lambda l: scores[(l, kind)][0] / max(scores[(l, kind)][1], 1))

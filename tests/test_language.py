@@ -124,6 +124,27 @@ def test_acronyms_do_not_flip_the_language(settings, text, lang):
 @pytest.mark.parametrize(
     "text, lang",
     [
+        # a police crash report's labels (pdfreader's sample), read as German and French
+        ("INJURED TAKEN TO: MEDICAL FACILITY (NAME, CITY)", "en"),
+        ("ADDRESS: STREET, CITY, STATE, ZIP", "en"),
+        # a licence's disclaimer, read as Javanese
+        ('THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED, INCLUDING BUT NOT '
+         "LIMITED TO THE WARRANTIES OF MERCHANTABILITY", "en"),
+        ("SECTION 12. GOVERNING LAW AND JURISDICTION", "en"),
+        ("DIE HAFTUNG DES AUFTRAGNEHMERS IST AUF VORSATZ UND GROBE FAHRLÄSSIGKEIT BESCHRÄNKT", "de"),
+        ("EL PRESENTE CONTRATO SE REGIRÁ POR LA LEY ESPAÑOLA", "es"),
+        ("第五条 GDPR AND SCT INST", "zh"),  # CJK: capitals are acronyms there, masked as before
+    ],
+)
+def test_text_in_capitals_is_read_in_its_language(settings, text, lang):
+    """Every word of a text in capitals passed for an acronym and was masked; what was left
+    (":", "(,)") decided the language."""
+    assert langid.detect_block(text, settings)[0] == lang
+
+
+@pytest.mark.parametrize(
+    "text, lang",
+    [
         # kanji-only Japanese: a Japanese-only form (変, 択, 囲), or forms from both
         # Chinese sets (動 is not simplified, 数 is not traditional)
         ("設定変更", "ja"),

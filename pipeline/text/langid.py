@@ -93,11 +93,20 @@ def han_script_vote(text: str) -> str:
     return "zh"
 
 
+def in_capitals(text: str) -> bool:
+    """Latin text set in capitals (a form's labels, a heading, a contract's disclaimer): at
+    least 8 letters that have a case, four in five of them upper case, and no CJK."""
+    cased = [ch for ch in text if ch.isalpha() and ch.lower() != ch.upper()]
+    return len(cased) >= 8 and sum(ch.isupper() for ch in cased) >= 0.8 * len(cased) and not CJK.search(text)
+
+
 def detect_block(text: str, settings: Settings, query: bool = False) -> tuple[str, float]:
     """Language of one piece of text, with CJK disambiguation and acronym masking.
 
     1. fastText lid.176 on the text without URLs, mail addresses and paths, with Latin
-       acronyms masked (GDPR, SCT Inst) where the text is CJK or longer than three words.
+       acronyms masked (GDPR, SCT Inst) where the text is CJK or longer than three words;
+       Latin text set in capitals is read in lower case instead ("INJURED TAKEN TO: MEDICAL
+       FACILITY" was German once its acronyms were masked: nothing but ":" was left).
     2. Short text that fastText reads as an unconfigured language (technical English read
        as French, Spanish as Portuguese) takes the best configured language among its
        top five if that one has at least a tenth of the top score; a text that is
@@ -115,8 +124,11 @@ def detect_block(text: str, settings: Settings, query: bool = False) -> tuple[st
     """
     text = " ".join(text.split())
     text = " ".join(NOT_LANGUAGE.sub(" ", text).split()) or text
-    masked = ACRONYM.sub(" ", text) if CJK.search(text) or len(text.split()) > 3 else text
-    masked = " ".join(masked.split()) or text
+    if in_capitals(text):
+        masked = text.lower()  # every word would pass for an acronym, and fastText reads capitals poorly
+    else:
+        masked = ACRONYM.sub(" ", text) if CJK.search(text) or len(text.split()) > 3 else text
+        masked = " ".join(masked.split()) or text
     ranked = _fasttext().detect(masked, model=settings.language.model, k=5)
     lang, score = ranked[0]["lang"], float(ranked[0]["score"])
     if lang not in settings.languages and len(text.split()) <= settings.language.short_text_words:
