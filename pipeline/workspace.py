@@ -22,6 +22,7 @@ from pipeline.config import Settings
 from pipeline.contracts import BatchManifest, SourceDocument
 
 Model = TypeVar("Model", bound=BaseModel)
+QUARANTINE = "quarantine"  # the per-document folder of a batch's rejections (the stages' folders: pipeline.stages)
 
 
 def sha256_file(path: Path, chunk_size: int = 1 << 20) -> str:
@@ -72,7 +73,7 @@ class Workspace:
         return self.root / name
 
     def quarantine_path(self, doc_id: str) -> Path:
-        return self.path("quarantine", doc_id)
+        return self.path(QUARANTINE, doc_id)
 
     @property
     def manifest_path(self) -> Path:

@@ -35,14 +35,13 @@ from pipeline.stages import DOCUMENT_STAGES
 from pipeline.stores import vector_store
 from pipeline.stores.document_registry import BatchRow, DocumentRegistry
 from pipeline.stores.write_lock import WAIT_S, live_writes
-from pipeline.workspace import Workspace
+from pipeline.workspace import QUARANTINE, Workspace
 
 log = logging.getLogger(__name__)
 progress = logging.getLogger("pipeline.progress")
 
 FINISHED = ("promoted", "rolled_back", "empty", "nothing_to_do", "interrupted")
 REVIEWABLE = ("promoted", "rolled_back")  # the batches keep_batches counts
-QUARANTINE = "quarantine"  # per-document folder of the batch runner (Workspace.quarantine_path)
 DOCUMENT_FOLDERS = tuple(s.name for s in DOCUMENT_STAGES) + (QUARANTINE,)
 REPLACED_CHUNKS = "replaced_chunks.json"
 PRUNED = "pruned.json"
