@@ -134,6 +134,7 @@ def test_acronyms_do_not_flip_the_language(settings, text, lang):
         ("DIE HAFTUNG DES AUFTRAGNEHMERS IST AUF VORSATZ UND GROBE FAHRLÄSSIGKEIT BESCHRÄNKT", "de"),
         ("EL PRESENTE CONTRATO SE REGIRÁ POR LA LEY ESPAÑOLA", "es"),
         ("第五条 GDPR AND SCT INST", "zh"),  # CJK: capitals are acronyms there, masked as before
+        ("X2Go は LTSP サーバーへの GUI デスクトップアクセスソフトです。", "ja"),  # kana, no Han
     ],
 )
 def test_text_in_capitals_is_read_in_its_language(settings, text, lang):

@@ -95,9 +95,12 @@ def han_script_vote(text: str) -> str:
 
 def in_capitals(text: str) -> bool:
     """Latin text set in capitals (a form's labels, a heading, a contract's disclaimer): at
-    least 8 letters that have a case, four in five of them upper case, and no CJK."""
+    least 8 letters that have a case, four in five of them upper case, and no Han or kana (in
+    CJK text, capitals are acronyms: masked as ever)."""
+    if CJK.search(text) or KANA.search(text):
+        return False
     cased = [ch for ch in text if ch.isalpha() and ch.lower() != ch.upper()]
-    return len(cased) >= 8 and sum(ch.isupper() for ch in cased) >= 0.8 * len(cased) and not CJK.search(text)
+    return len(cased) >= 8 and sum(ch.isupper() for ch in cased) >= 0.8 * len(cased)
 
 
 def detect_block(text: str, settings: Settings, query: bool = False) -> tuple[str, float]:
