@@ -119,19 +119,21 @@ def _touched_by(ws: Workspace) -> set[str]:
     return {d.doc_id for d in manifest.documents} | {d.doc_id for d in manifest.deleted}
 
 
-def plan(settings: Settings, now: datetime | None = None) -> list[BatchPrune]:
-    """What pruning would remove now, per expired batch with something left to remove.
-    Reads the live collection only when some expired batch still holds files."""
+def plan(settings: Settings, now: datetime | None = None) -> list[tuple[BatchPrune, list[Path]]]:
+    """What pruning would remove now: per expired batch with something left to remove, its
+    summary and the files that go. Reads the live collection only when some expired batch
+    still holds files."""
     registry = DocumentRegistry(settings.document_registry_path)
     kept, expired = in_window(settings, registry.batches(), now)
     candidates = []
     for row in expired:
         ws = Workspace(settings, row.batch_id)
-        if not any((ws.root / f).is_dir() for f in DOCUMENT_FOLDERS) and not ws.batch_file(REPLACED_CHUNKS).exists():
+        replaced = ws.batch_file(REPLACED_CHUNKS)
+        if not any((ws.root / f).is_dir() for f in DOCUMENT_FOLDERS) and not replaced.exists():
             continue  # nothing left (pruning removes the folders it empties): no manifest read
         files = _document_files(ws)
-        if files or ws.batch_file(REPLACED_CHUNKS).exists():
-            candidates.append((row, ws, files))
+        if files or replaced.exists():
+            candidates.append((row, replaced, files))
     if not candidates:
         return []
     live: dict[str, set[str]] = {}  # batch_id -> documents whose live chunks it loaded
@@ -140,8 +142,8 @@ def plan(settings: Settings, now: datetime | None = None) -> list[BatchPrune]:
     reviewable = {doc for row in kept if row.status == "promoted"
                   for doc in _touched_by(Workspace(settings, row.batch_id))}
     plans = []
-    for row, ws, files in candidates:
-        prune = BatchPrune(row.batch_id, row.finished_at, replaced_chunks=ws.batch_file(REPLACED_CHUNKS).exists())
+    for row, replaced, files in candidates:
+        prune, removable = BatchPrune(row.batch_id, row.finished_at, replaced_chunks=replaced.exists()), []
         for doc_id, paths in sorted(files.items()):
             if doc_id in live.get(row.batch_id, ()):
                 prune.documents_kept[doc_id] = "its chunks from this batch are live"
@@ -151,12 +153,11 @@ def plan(settings: Settings, now: datetime | None = None) -> list[BatchPrune]:
                 continue
             if doc_id:
                 prune.documents_removed.append(doc_id)
-            prune.files += len(paths)
-            prune.bytes += sum(p.stat().st_size for p in paths)
-        if prune.replaced_chunks:
-            prune.bytes += ws.batch_file(REPLACED_CHUNKS).stat().st_size
+            removable += paths
+        prune.files = len(removable)
+        prune.bytes = sum(p.stat().st_size for p in removable) + (replaced.stat().st_size if prune.replaced_chunks else 0)
         if prune.files or prune.replaced_chunks:
-            plans.append(prune)
+            plans.append((prune, removable))
     return plans
 
 
@@ -164,10 +165,11 @@ def prune(settings: Settings, dry_run: bool = False, wait_s: float = WAIT_S) -> 
     """Delete what ``plan`` finds, batch by batch (idempotent: a crash halfway is finished by
     the next run). Returns {"batches": [BatchPrune as dict], "files", "bytes", "dry_run"}."""
     with live_writes(settings, "workspace pruning", wait_s=wait_s):
-        plans = plan(settings)
-        for batch_prune in plans:
-            if not dry_run:
-                _apply(settings, batch_prune)
+        planned = plan(settings)
+        if not dry_run:
+            for batch_prune, removable in planned:
+                _apply(settings, batch_prune, removable)
+    plans = [batch_prune for batch_prune, _ in planned]
     report = {"dry_run": dry_run, "batches": [asdict(p) for p in plans],
               "files": sum(p.files for p in plans), "bytes": sum(p.bytes for p in plans)}
     if plans:
@@ -176,13 +178,10 @@ def prune(settings: Settings, dry_run: bool = False, wait_s: float = WAIT_S) -> 
     return report
 
 
-def _apply(settings: Settings, batch_prune: BatchPrune) -> None:
+def _apply(settings: Settings, batch_prune: BatchPrune, removable: list[Path]) -> None:
     ws = Workspace(settings, batch_prune.batch_id)
-    keep = set(batch_prune.documents_kept)
-    for doc_id, paths in _document_files(ws).items():
-        if doc_id not in keep:
-            for path in paths:
-                path.unlink(missing_ok=True)
+    for path in removable:
+        path.unlink(missing_ok=True)
     for folder in DOCUMENT_FOLDERS:
         if (ws.root / folder).is_dir() and not any((ws.root / folder).iterdir()):
             (ws.root / folder).rmdir()
