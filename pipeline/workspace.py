@@ -20,9 +20,17 @@ from pydantic import BaseModel
 
 from pipeline.config import Settings
 from pipeline.contracts import BatchManifest, SourceDocument
+from pipeline.stages import DOCUMENT_STAGES
 
 Model = TypeVar("Model", bound=BaseModel)
 QUARANTINE = "quarantine"  # the per-document folder of a batch's rejections (the stages' folders: pipeline.stages)
+
+
+def document_files(doc_id: str) -> list[str]:
+    """The files a document can have in a batch workspace, relative to it: each per-document
+    stage's (the stage table's ``writes``) and its quarantine record."""
+    return [pattern.format(doc=doc_id) for spec in DOCUMENT_STAGES for pattern in spec.writes] + [
+        f"{QUARANTINE}/{doc_id}.json"]
 
 
 def sha256_file(path: Path, chunk_size: int = 1 << 20) -> str:

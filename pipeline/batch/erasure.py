@@ -32,11 +32,10 @@ from pipeline.retrieval.fusion import key_doc_id
 from pipeline.stores import tracking, vector_store
 from pipeline.stores.document_registry import DocumentRegistry, DocumentRow
 from pipeline.stores.write_lock import live_writes
-from pipeline.workspace import Workspace
+from pipeline.workspace import Workspace, document_files
 
 log = logging.getLogger(__name__)
 progress = logging.getLogger("pipeline.progress")
-VECTOR_SUFFIXES = ("json", "raw.npy", "aligned.npy")
 
 
 def resolve(registry: DocumentRegistry, target: str) -> DocumentRow:
@@ -89,7 +88,7 @@ def erase_from_workspaces(settings: Settings, doc_id: str) -> dict[str, Any]:
     """Delete the document's files in every batch and rewrite the batch files naming it."""
     deleted, rewritten, touched = 0, 0, []
     batches = settings.data_root / "batches"
-    names = {f"{doc_id}.{suffix}" for suffix in VECTOR_SUFFIXES}
+    names = {Path(name).name for name in document_files(doc_id)}
     for root in sorted(p for p in batches.iterdir() if p.is_dir()) if batches.exists() else []:
         for path in root.glob("*/*"):
             # its stage outputs, and the temp files of an interrupted atomic write

@@ -35,7 +35,7 @@ from pipeline.stages import DOCUMENT_STAGES
 from pipeline.stores import vector_store
 from pipeline.stores.document_registry import BatchRow, DocumentRegistry
 from pipeline.stores.write_lock import WAIT_S, live_writes
-from pipeline.workspace import QUARANTINE, Workspace
+from pipeline.workspace import QUARANTINE, Workspace, document_files
 
 log = logging.getLogger(__name__)
 progress = logging.getLogger("pipeline.progress")
@@ -97,12 +97,8 @@ def refuse_rollback_if_pruned(ws: Workspace) -> None:
 def _document_files(ws: Workspace) -> dict[str, list[Path]]:
     """The batch's per-document files by doc_id (the stage table's names); files of no
     document (an interrupted write's temp file) under the key ''."""
-    names = {}
-    for doc in ws.read_manifest().documents if ws.manifest_path.exists() else []:
-        for spec in DOCUMENT_STAGES:
-            for pattern in spec.writes:
-                names[pattern.format(doc=doc.doc_id)] = doc.doc_id
-        names[f"{QUARANTINE}/{doc.doc_id}.json"] = doc.doc_id
+    names = {name: doc.doc_id for doc in (ws.read_manifest().documents if ws.manifest_path.exists() else [])
+             for name in document_files(doc.doc_id)}
     found: dict[str, list[Path]] = {}
     for folder in DOCUMENT_FOLDERS:
         for path in sorted((ws.root / folder).glob("*")) if (ws.root / folder).is_dir() else []:
