@@ -161,6 +161,7 @@ SPACING_ACCENTS = {"\u00a8": ("\u0308", False), "\u00b4": ("\u0301", False), "`"
                    "\u02d8": ("\u0306", False), "\u02d9": ("\u0307", False), "\u02da": ("\u030a", False),
                    "\u02dd": ("\u030b", False), "\u00af": ("\u0304", False), "\u00b8": ("\u0327", True),
                    "\u02db": ("\u0328", True)}
+SPACING_ACCENT = re.compile("[" + re.escape("".join(SPACING_ACCENTS)) + "]")  # a page without one costs one scan
 DOTLESS = {"\u0131": "i", "\u0237": "j"}  # TeX puts an accent on a dotless i or j
 
 
@@ -170,9 +171,9 @@ def attach_accents(textpage, text: str) -> str:
     not order: PDFium puts the accent of a capital at the end of its line. An accent beside
     letters (an acute used as an apostrophe, a TeX opening quote) or one that composes to no
     single character stays as it is."""
-    accents = [k for k, c in enumerate(text) if c in SPACING_ACCENTS]
-    if not accents:
+    if not SPACING_ACCENT.search(text):
         return text
+    accents = [m.start() for m in SPACING_ACCENT.finditer(text)]
     letters = np.array([k for k, c in enumerate(text) if c.isalpha()], dtype=np.int64)
     if not len(letters):
         return text
