@@ -116,6 +116,13 @@ def encrypted_pdf(lines: list[str]) -> bytes:
         b"<< /Filter /Standard /V 2 /R 3 /Length 128 /P %d /O <%s> /U <%s> >>"
         % (permissions, owner_entry.hex().encode(), user_entry.hex().encode()),
     ]
+    file_id_hex = file_id.hex().encode()
+    return assemble_pdf(objects, b" /Encrypt 6 0 R /ID [<%s><%s>]" % (file_id_hex, file_id_hex))
+
+
+def assemble_pdf(objects: list[bytes], trailer: bytes = b"") -> bytes:
+    """A PDF 1.4 file of ``objects``, numbered from 1 (the first is the catalog), with its
+    cross-reference table; ``trailer`` adds entries to the trailer dictionary."""
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = []
     for number, body in enumerate(objects, start=1):
@@ -124,12 +131,7 @@ def encrypted_pdf(lines: list[str]) -> bytes:
     xref = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    file_id_hex = file_id.hex().encode()
-    out += b"trailer\n<< /Size %d /Root 1 0 R /Encrypt 6 0 R /ID [<%s><%s>] >>\n" % (
-        len(objects) + 1,
-        file_id_hex,
-        file_id_hex,
-    )
+    out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\n" % (len(objects) + 1, trailer)
     out += b"startxref\n%d\n%%%%EOF\n" % xref
     return bytes(out)
 

@@ -20,6 +20,7 @@ from pipeline.batch.runner import run_stage
 from pipeline.cli.main import main as cli_main
 from pipeline.contracts import DocRef, DocumentError
 from pipeline.extraction import scans
+from pipeline.extraction.fonts import PageFonts
 from pipeline.extraction.pdf import PAD, clean_text, text_by_index
 from pipeline.stages import EXTRACT, extract, stage
 from pipeline.stores import secrets
@@ -340,6 +341,34 @@ def test_accents_drawn_apart_from_their_letters_are_put_back(settings):
                   "conservará en España durante el período", "La façade du bâtiment, l’élève et François."):
         assert words in text
     assert not set(text) & {"\u00a8", "\u00b4", "`", "\u02c6", "\u02dc", "\u00b8"}
+
+
+def test_ligatures_named_by_their_parts_are_read_as_their_letters(settings):
+    """A font whose encoding names its ligatures "f_i", "f_f_i" (LaTeX's libertine package),
+    with no ToUnicode map: PDFium read each as its character code ("De\x0cnitions", "o\x0ece"),
+    so "definition", "file" and "office" could not be found. The fixture's glyphs keep their
+    place: the ligature's box holds its first letter, its block text all of them."""
+    page = extract.extract_file(FIXTURES / "ligature-names.pdf", settings).pages[0]
+    assert (page.method, page.ocr_reason) == ("text_layer", None)
+    assert [b.text for b in page.blocks] == ["Definitions and scope of the file\n"
+                                             "The officer files the definitive report with the office.\n"
+                                             "Die Auflage ist in der Datei zu finden; die Definition gilt."]
+
+
+def test_a_glyph_read_as_its_code_stays_where_its_fonts_do_not_agree_on_a_name():
+    class Font:
+        def __init__(self, names):
+            self.names = names
+
+        def to_unichr(self, code):
+            return self.names[code]  # KeyError: pdfminer's PDFUnicodeNotDefined
+
+    fonts = PageFonts(lambda: None)
+    fonts._fonts = {"LinLibertineT": [Font({27: "fi"}), Font({27: "fi", 136: "•"})],
+                    "LinBiolinumT": [Font({28: "ft"}), Font({28: "tt"})], "CMSY10": [Font({})]}
+    assert fonts.text("LinLibertineT", 27) == "fi"  # one subset lacks the name, the other has it
+    assert fonts.text("LinBiolinumT", 28) is None  # two fonts of that name, two answers
+    assert fonts.text("CMSY10", 5) is None and fonts.text("Unknown", 27) is None
 
 
 def test_text_by_index_keeps_one_character_per_pdfium_index(monkeypatch):

@@ -20,6 +20,7 @@ import numpy as np
 
 from pipeline.contracts import Block, DocumentError
 from pipeline.extraction import watermarks
+from pipeline.extraction.fonts import CODED, PageFonts, name_coded_glyphs
 from pipeline.extraction.images import image_format
 
 # PDFium marks a hyphen it removed at a line end as U+FFFE (and keeps U+00AD soft
@@ -206,10 +207,11 @@ class Chars:
 
     Boxes are read lazily: per line, PDFium's text rectangles (a few calls a line);
     per character only where needed (vertical layers), since one call per character is
-    what costs time in Python.
+    what costs time in Python. With ``fonts``, glyphs PDFium read as their code are named
+    by their font (pipeline.extraction.fonts).
     """
 
-    def __init__(self, textpage, page_height: float):
+    def __init__(self, textpage, page_height: float, fonts: PageFonts | None = None):
         self.textpage = textpage
         self.height = page_height
         self.n = textpage.count_chars()
@@ -217,9 +219,24 @@ class Chars:
         # Indices must match PDFium's characters (the boxes are read by index). The range is
         # shorter where a character lies outside the BMP (two UTF-16 units, two indices) or has
         # no Unicode value (U+0000, dropped): then the text is read one index at a time.
-        self.text = attach_accents(textpage, text if len(text) == self.n else text_by_index(textpage, self.n))
+        text = attach_accents(textpage, text if len(text) == self.n else text_by_index(textpage, self.n))
+        # A glyph read as its code whose font names it (a ligature: several letters) keeps its
+        # first letter at its index, for the per-index readers; span_text gives it whole.
+        self.named = name_coded_glyphs(textpage, text, fonts) if fonts is not None and CODED.search(text) else {}
+        if self.named:
+            letters = list(text)
+            for k, named in self.named.items():
+                letters[k] = named[0]
+            text = "".join(letters)
+        self.text = text
         self.ink = np.fromiter((not c.isspace() and c not in "\ufffe\x02" + PAD for c in self.text), dtype=bool,
                                count=len(self.text))
+
+    def span_text(self, start: int, end: int) -> str:
+        """The text of characters [start, end), each named glyph whole."""
+        if not self.named:
+            return self.text[start:end]
+        return "".join(self.named.get(k, self.text[k]) for k in range(start, end))
 
     def _top_left(self, left: float, bottom: float, right: float, top: float) -> tuple[float, float, float, float]:
         return (left, self.height - top, right, self.height - bottom)
@@ -278,7 +295,7 @@ def horizontal_blocks(chars: Chars, tables: list[tuple[tuple[float, float, float
     for a, b, box in lines:
         if inside_table(box):
             continue
-        text = clean_text(chars.text[a:b]).strip()
+        text = clean_text(chars.span_text(a, b)).strip()
         if a in marks:  # a watermark is a block of its own, whatever it crosses
             flush()
             blocks.append(Block(text=text, bbox=box, method="text_layer", watermark=marks[a]))

@@ -123,7 +123,7 @@ def _text(column, idx: np.ndarray, chars: Chars) -> str:
     for i, k in enumerate(column):
         if i and idx[k] > idx[column[i - 1]] + 1 and " " in chars.text[idx[column[i - 1]] + 1:idx[k]]:
             out.append(" ")
-        out.append(chars.text[idx[k]])
+        out.append(chars.span_text(idx[k], idx[k] + 1))
     return "".join(out).replace("\x00", "").translate(VERTICAL_FORMS)  # U+0000: a glyph with no Unicode value
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from pipeline.config import Settings
 from pipeline.contracts import Block, DocRef, DocumentError, ExtractedDocument, Page, StageResult
+from pipeline.extraction.fonts import PageFonts
 from pipeline.extraction.honesty import doubt, glyphs_read_as_spaces
 from pipeline.extraction.images import image_pages
 from pipeline.extraction.pdf import Chars, check_file, horizontal_blocks, insert_by_position, open_pdf
@@ -43,7 +44,7 @@ def extract_file(path: Path, settings: Settings, doc_id: str = "", sha256: str =
 def _pdf_pages(path: Path, settings: Settings) -> list[Page]:
     pdf, password = open_pdf(path, secrets.pdf_passwords(settings), secrets.pdf_passwords_file(settings))
     text_engine = f"pdfium-{version('pypdfium2')}"
-    plumber: list = []  # opened once, on the first page with table rulings
+    plumber: list = []  # opened once, on the first page with table rulings or a glyph read as its code
     try:
         n_pages = len(pdf)
         if n_pages == 0:
@@ -78,10 +79,18 @@ def _image_pages(path: Path, file_format: str, settings: Settings) -> list[Page]
 def _extract_page(pdf, index: int, path: Path, settings: Settings, text_engine: str, plumber: list,
                   password: str | None) -> Page:
     mark_page(index + 1)
+
+    def plumber_page():
+        if not plumber:
+            import pdfplumber
+
+            plumber.append(pdfplumber.open(path, password=password))
+        return plumber[0].pages[index]
+
     try:
         page = pdf[index]
         width, height = page.get_size()
-        chars = Chars(page.get_textpage(), height)
+        chars = Chars(page.get_textpage(), height, PageFonts(lambda: plumber_page().page_obj))
     except Exception as exc:  # PDFium raises PdfiumError for a broken page
         raise DocumentError("corrupt_pdf", f"{path.name} page {index + 1}: {type(exc).__name__}: {exc}") from exc
     too_short = int(chars.ink.sum()) < settings.extraction.min_text_layer_chars
@@ -100,11 +109,7 @@ def _extract_page(pdf, index: int, path: Path, settings: Settings, text_engine: 
     else:
         tables = []
         if has_rulings(page):
-            if not plumber:
-                import pdfplumber
-
-                plumber.append(pdfplumber.open(path, password=password))
-            tables = page_tables(plumber[0].pages[index])
+            tables = page_tables(plumber_page())
             if tables:
                 engine = f"{text_engine}+pdfplumber-{version('pdfplumber')}"
         blocks, direction = horizontal_blocks(chars, tables), "horizontal"
