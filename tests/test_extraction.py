@@ -21,7 +21,7 @@ from pipeline.cli.main import main as cli_main
 from pipeline.contracts import DocRef, DocumentError
 from pipeline.extraction import scans
 from pipeline.extraction.fonts import PageFonts
-from pipeline.extraction.pdf import PAD, clean_text, text_by_index
+from pipeline.extraction.pdf import PAD, clean_text, pdfium_document, text_by_index
 from pipeline.stages import EXTRACT, extract, stage
 from pipeline.stores import secrets
 
@@ -369,6 +369,83 @@ def test_a_glyph_read_as_its_code_stays_where_its_fonts_do_not_agree_on_a_name()
     assert fonts.text("LinLibertineT", 27) == "fi"  # one subset lacks the name, the other has it
     assert fonts.text("LinBiolinumT", 28) is None  # two fonts of that name, two answers
     assert fonts.text("CMSY10", 5) is None and fonts.text("Unknown", 27) is None
+
+
+def _texts(page) -> list[str]:
+    return [b.text for b in page.blocks]
+
+
+def test_a_filled_forms_values_are_read_beside_its_text_layer(settings):
+    """PDFium's text page reads the page's content only: the values of a filled form (a
+    LibreOffice form, its text fields holding "Alice" and "Bob") were lost."""
+    page = extract.extract_file(FIXTURES / "libreoffice-form.pdf", settings).pages[0]
+    assert page.method == "text_layer"
+    assert {"Alice", "Bob"} <= set(_texts(page)) and "First Name Last Name" in _texts(page)
+    assert not any("Off" in text for text in _texts(page))  # check boxes: a state, not text
+
+
+def test_form_values_are_read_from_their_fields_when_the_form_dictionary_is_gone(settings, tmp_path):
+    """Widgets left without the /AcroForm that held them (a form half-flattened by some tool):
+    no form environment, and each widget's own text value is read."""
+    data = (FIXTURES / "libreoffice-form.pdf").read_bytes()
+    assert data.count(b"/AcroForm") == 1
+    path = tmp_path / "no-acroform.pdf"
+    path.write_bytes(data.replace(b"/AcroForm", b"/AcroFxrm"))  # same length: the offsets hold
+    page = extract.extract_file(path, settings).pages[0]
+    assert {"Alice", "Bob"} <= set(_texts(page)) and not any("Off" in text for text in _texts(page))
+
+
+def test_hidden_fields_and_values_the_page_already_shows_are_left_out_and_free_text_read(settings, tmp_path):
+    import ctypes
+
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
+
+    def wide(text: str):  # FPDF_WIDESTRING: UTF-16LE, NUL-terminated
+        data = (text + "\0").encode("utf-16-le")
+        return (ctypes.c_ushort * (len(data) // 2)).from_buffer_copy(data)
+
+    pdf = pdfium.PdfDocument(FIXTURES / "libreoffice-form.pdf")
+    pdf.init_forms()
+    page = pdf[0]
+    form, values = pdf.formenv.raw, {}
+    for index in range(pdfium_c.FPDFPage_GetAnnotCount(page)):
+        annot = pdfium_c.FPDFPage_GetAnnot(page, index)
+        buffer = (ctypes.c_ushort * 64)()
+        size = pdfium_c.FPDFAnnot_GetFormFieldValue(form, annot, buffer, 128)
+        values[bytes(buffer)[:max(size - 2, 0)].decode("utf-16-le")] = annot
+    pdfium_c.FPDFAnnot_SetFlags(values["Alice"], pdfium_c.FPDF_ANNOT_FLAG_PRINT | pdfium_c.FPDF_ANNOT_FLAG_HIDDEN)
+    rect = pdfium_c.FS_RECTF()
+    pdfium_c.FPDFAnnot_GetRect(values["Bob"], ctypes.byref(rect))
+    printed = pdfium_c.FPDFPageObj_NewTextObj(pdf, b"Helvetica", 10.0)  # "Bob" printed into the content too
+    pdfium_c.FPDFText_SetText(printed, wide("Bob"))
+    pdfium_c.FPDFPageObj_Transform(printed, 1, 0, 0, 1, rect.left + 2, rect.bottom + 3)
+    pdfium_c.FPDFPage_InsertObject(page, printed)
+    pdfium_c.FPDFPage_GenerateContent(page)
+    note = pdfium_c.FPDFPage_CreateAnnot(page, pdfium_c.FPDF_ANNOT_FREETEXT)
+    pdfium_c.FPDFAnnot_SetRect(note, ctypes.byref(pdfium_c.FS_RECTF(300, 120, 500, 100)))
+    pdfium_c.FPDFAnnot_SetStringValue(note, b"Contents", wide("Geprüft von der Rechtsabteilung"))
+    pdfium_c.FPDFPage_CloseAnnot(note)
+    path = tmp_path / "edited-form.pdf"
+    pdf.save(path)
+    page = extract.extract_file(path, settings).pages[0]
+    text = "\n".join(_texts(page))
+    assert "Alice" not in text and text.count("Bob") == 1
+    assert "Geprüft von der Rechtsabteilung" in _texts(page)
+
+
+def test_form_fields_are_drawn_for_the_ocr():
+    """An OCRed page (a scanned form with fields typed in, a visible signature) is read from its
+    render: with the document's form environment PDFium draws the fields' values, which this
+    form (/NeedAppearances) leaves it to draw."""
+    import pypdfium2 as pdfium
+
+    def ink(pdf) -> int:
+        gray = pdf[0].render(scale=2, grayscale=True).to_numpy()
+        return int((gray[247:264, 240:320] < 160).sum())  # inside the "Alice" field's box
+
+    assert ink(pdfium_document(FIXTURES / "libreoffice-form.pdf")[0]) > 50
+    assert ink(pdfium.PdfDocument(FIXTURES / "libreoffice-form.pdf")) == 0
 
 
 def test_text_by_index_keeps_one_character_per_pdfium_index(monkeypatch):

@@ -11,6 +11,7 @@ DocumentError with a machine-readable reason.
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -81,20 +82,38 @@ def open_pdf(path: Path, passwords: Sequence[str] = (), passwords_file: Path | N
 
 def pdfium_document(path: Path, passwords: Sequence[str] = ()):
     """The PDFium document and the password that opened it (None: it needs none); PDFium's
-    error when it cannot open the file with any."""
+    error when it cannot open the file with any. A document with a form has its form
+    environment initialised, so that its fields' values are drawn and can be read
+    (pipeline.extraction.annotations)."""
     import pypdfium2 as pdfium
 
     try:
-        return pdfium.PdfDocument(path), None
+        return _with_forms(pdfium.PdfDocument(path)), None
     except pdfium.PdfiumError as exc:
         if "password" not in str(exc).lower():
             raise
         for password in passwords:
             try:
-                return pdfium.PdfDocument(path, password=password), password
+                return _with_forms(pdfium.PdfDocument(path, password=password)), password
             except pdfium.PdfiumError:
                 continue
         raise
+
+
+class _WithoutXfaAdvice(logging.Filter):
+    """pypdfium2 advises rebuilding it with V8 for an XFA form; the AcroForm fields such a file
+    also holds are read all the same, and the advice is no operator's to act on."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "XFA support" not in record.getMessage()
+
+
+logging.getLogger("pypdfium2._helpers.document").addFilter(_WithoutXfaAdvice())
+
+
+def _with_forms(pdf):
+    pdf.init_forms()  # before any page is loaded: PDFium attaches the form to each page as it loads
+    return pdf
 
 
 def _security_handler(path: Path) -> str | None:

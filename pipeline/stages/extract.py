@@ -17,6 +17,7 @@ import numpy as np
 
 from pipeline.config import Settings
 from pipeline.contracts import Block, DocRef, DocumentError, ExtractedDocument, Page, StageResult
+from pipeline.extraction.annotations import annotation_blocks
 from pipeline.extraction.fonts import PageFonts
 from pipeline.extraction.honesty import doubt, glyphs_read_as_spaces
 from pipeline.extraction.images import image_pages
@@ -114,13 +115,14 @@ def _extract_page(pdf, index: int, path: Path, settings: Settings, text_engine: 
                 engine = f"{text_engine}+pdfplumber-{version('pdfplumber')}"
         blocks, direction = horizontal_blocks(chars, tables), "horizontal"
     regions = scanned_regions(page, chars, width, height)
+    scanned: list[Block] = []
     if regions:
         gray, scale = render_gray(page, settings)
-        scanned: list[Block] = []
         for x0, top, x1, bottom in regions:
             crop = np.ascontiguousarray(gray[int(top * scale):int(bottom * scale), int(x0 * scale):int(x1 * scale)])
             scanned += ocr_blocks(crop, scale, (x0, top), settings)[0]
-        blocks = insert_by_position(blocks, scanned)
+    blocks = insert_by_position(blocks, scanned + annotation_blocks(page, pdf.formenv and pdf.formenv.raw, height,
+                                                                    regions))
     return Page(page_no=index + 1, width=width, height=height, method="text_layer", engine=engine,
                 direction=direction, blocks=blocks, ocr_reason="scanned_region" if regions else None)  # type: ignore[arg-type]
 
