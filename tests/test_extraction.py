@@ -190,6 +190,40 @@ def test_table_ruled_only_between_columns_is_read_whole_and_once(settings, tmp_p
     assert "pdfplumber" in page.engine
 
 
+def test_a_cell_spanning_columns_is_one_cell_and_an_empty_cell_stays(settings, tmp_path):
+    """A form's section title spans its table's columns: pdfplumber gives the places it
+    covers as no cell (None), which were written as empty cells, " |  |  | " by the dozen on
+    the forms of the library corpus (DD Form 293: 1,092 such places beside 63 cells of text).
+    A cell that is there and empty keeps its place."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    matplotlib.rcParams["pdf.fonttype"] = 42
+    from matplotlib import pyplot as plt
+    from matplotlib.lines import Line2D
+
+    rows = [("SECTION 1: SUPPLIER",), ("Name", "ACME Logistik GmbH", "Country", "Germany"),
+            ("VAT ID", "", "Registered", "yes")]
+    figure = plt.figure(figsize=(8.27, 11.69))
+    columns, top, pitch = [0.1, 0.3, 0.6, 0.75, 0.9], 0.85, 0.03
+    for r, row in enumerate(rows):
+        for x, cell in zip(columns, row):
+            figure.text(x + 0.01, top - (r + 0.7) * pitch, cell, fontsize=9, family="DejaVu Sans")
+    for r in range(len(rows) + 1):
+        figure.add_artist(Line2D([columns[0], columns[-1]], [top - r * pitch] * 2, linewidth=0.6, color="black"))
+    bottom = top - len(rows) * pitch
+    for x in columns:
+        upper = top if x in (columns[0], columns[-1]) else top - pitch  # the title row spans them all
+        figure.add_artist(Line2D([x, x], [bottom, upper], linewidth=0.6, color="black"))
+    path = tmp_path / "form-table.pdf"
+    figure.savefig(path, format="pdf")
+    plt.close(figure)
+    (page,) = extract.extract_file(path, settings).pages
+    (table,) = [b for b in page.blocks if b.kind == "table"]
+    assert table.text.splitlines() == ["SECTION 1: SUPPLIER", "Name | ACME Logistik GmbH | Country | Germany",
+                                       "VAT ID |  | Registered | yes"]
+
+
 def test_soft_hyphens_are_resolved():
     assert clean_text("vor\ufffekommen") == "vorkommen"
     assert clean_text("Debian\ufffePaketarchiv") == "Debian-Paketarchiv"

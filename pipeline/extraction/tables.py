@@ -29,7 +29,10 @@ def page_tables(plumber_page) -> list[tuple[tuple[float, float, float, float], s
     tables = []
     for table in plumber_page.find_tables():
         table = _with_open_sides(plumber_page, table)
-        rows = [CELL_SEPARATOR.join((cell or "").replace("\n", " ") for cell in row) for row in table.extract()]
+        # None is no cell: the place a cell spanning several columns covers (a form's field
+        # boxes cut its rows into dozens of column positions); "" is an empty cell, kept.
+        rows = [CELL_SEPARATOR.join(cell.replace("\n", " ") for cell in row if cell is not None)
+                for row in table.extract()]
         text = "\n".join(r for r in rows if r.strip(" |"))
         if text:
             tables.append((tuple(float(v) for v in table.bbox), text))
