@@ -5,7 +5,7 @@ PDFium's text page reads only the page's content, so a filled form (a supplier q
 an application) lost what was filled in. Each value becomes a block at its field's place
 (inserted in reading position like a table), on pages read from their text layer. An OCRed
 page reads them from the render instead: with the document's form environment initialised
-(``pdf.pdfium_document``) PDFium draws the fields. Not read: check boxes and radio buttons (a
+(``pipeline.extraction.pdf.pdfium_document``) PDFium draws the fields. Not read: check boxes and radio buttons (a
 state, not text), signature fields (their appearance only), comments (Text/Popup notes:
 remarks about the document, not in it), and hidden annotations.
 """
@@ -13,6 +13,7 @@ remarks about the document, not in it), and hidden annotations.
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Sequence
 
 from pipeline.contracts import Block
 
@@ -29,14 +30,14 @@ def _utf16(call, *args) -> str:
     return bytes(buffer)[:size - 2].decode("utf-16-le", "replace")
 
 
-def annotation_blocks(page, form, page_height: float, skip: list[Box] = ()) -> list[Block]:
+def annotation_blocks(page, textpage, form, page_height: float, skip: Sequence[Box] = ()) -> list[Block]:
     """Blocks of the page's form values (``form``: the document's form handle, None without
     forms) and FreeText annotations, top-left boxes in points. A value the page's content
-    already shows in the field's box (a form printed with its values) and an annotation inside
-    one of ``skip`` (regions OCRed from the render, which draws it) are left out."""
+    (``textpage``) already shows in the field's box (a form printed with its values) and an
+    annotation inside one of ``skip`` (regions OCRed from the render, which draws it) are left out."""
     import pypdfium2.raw as pdfium_c
 
-    textpage, blocks = None, []
+    blocks = []
     text_fields = (pdfium_c.FPDF_FORMFIELD_TEXTFIELD, pdfium_c.FPDF_FORMFIELD_COMBOBOX,
                    pdfium_c.FPDF_FORMFIELD_LISTBOX)
     for index in range(pdfium_c.FPDFPage_GetAnnotCount(page)):
@@ -70,7 +71,6 @@ def annotation_blocks(page, form, page_height: float, skip: list[Box] = ()) -> l
             box = (left, page_height - top, right, page_height - bottom)
             if any(x0 <= box[0] and box[2] <= x1 and y0 <= box[1] and box[3] <= y1 for x0, y0, x1, y1 in skip):
                 continue
-            textpage = textpage or page.get_textpage()
             shown = textpage.get_text_bounded(left, bottom, right, top)
             if "".join(text.split()) in "".join(shown.split()):
                 continue

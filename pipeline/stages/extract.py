@@ -121,8 +121,8 @@ def _extract_page(pdf, index: int, path: Path, settings: Settings, text_engine: 
         for x0, top, x1, bottom in regions:
             crop = np.ascontiguousarray(gray[int(top * scale):int(bottom * scale), int(x0 * scale):int(x1 * scale)])
             scanned += ocr_blocks(crop, scale, (x0, top), settings)[0]
-    blocks = insert_by_position(blocks, scanned + annotation_blocks(page, pdf.formenv and pdf.formenv.raw, height,
-                                                                    regions))
+    form = pdf.formenv.raw if pdf.formenv else None
+    blocks = insert_by_position(blocks, scanned + annotation_blocks(page, chars.textpage, form, height, regions))
     return Page(page_no=index + 1, width=width, height=height, method="text_layer", engine=engine,
                 direction=direction, blocks=blocks, ocr_reason="scanned_region" if regions else None)  # type: ignore[arg-type]
 
