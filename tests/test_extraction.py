@@ -1,7 +1,8 @@
 """Extraction on real files: text layers, every scanned page kind, mixed pages, bad files.
 
-Fixtures are committed (tests/fixtures, made by scripts/make_test_fixtures.py and
-scripts/make_page_kind_fixtures.py). OCR runs the real engines; CER bounds are loose
+Fixtures are committed (tests/fixtures, made by scripts/make_test_fixtures.py,
+scripts/make_page_kind_fixtures.py and scripts/make_ligature_fixture.py; files from other
+projects with a .txt beside them saying where from). OCR runs the real engines; CER bounds are loose
 enough for a small page (a few characters) and tight enough to catch a wrong reading
 order, rotation or engine.
 """
