@@ -10,8 +10,10 @@ collection made by pipeline.stores.vector_store.ensure_collection; the baseline 
 ``collection.batch.fixed_size`` with the same batch size into a collection with the same
 schema. Runs alternate to spread machine noise; the ratio is what to read.
 The gate's overhead is pipeline.publish.qa.run_gate on a staged batch of that many chunks,
-reported as a fraction of Rosetta's load time, and so is the load step's pairing of translations
-(pipeline.publish.load.with_partners) for a new batch of as many chunks against that collection.
+reported as a fraction of Rosetta's load time, and so are the load step's pairing of translations
+(pipeline.publish.load.with_partners) for a new batch of as many chunks against that collection,
+and retention's read of every live chunk's document and batch with that collection as the live
+one (pipeline.batch.retention.plan, at each batch's finish while an expired batch holds files).
 """
 
 from __future__ import annotations
@@ -117,6 +119,13 @@ def main() -> None:
         started = time.perf_counter()
         with_partners(batch, staged, settings)
         pairing_s = time.perf_counter() - started
+        # Retention's read at a batch's finish, with that collection as the live one: every
+        # live chunk's document and batch (pipeline.batch.retention.plan).
+        as_live = settings.model_copy(update={"weaviate": settings.weaviate.model_copy(update={"collection": gate_batch})})
+        started = time.perf_counter()
+        live = sum(1 for _ in store.live_chunks(as_live, ["doc_id", "batch_id"]))
+        retention_s = time.perf_counter() - started
+        assert live == args.objects, f"read {live} of {args.objects} live chunks"
         for name in (gate_batch, staging):
             client.collections.delete(name)
 
@@ -127,6 +136,8 @@ def main() -> None:
           f"{gate_s / load_s:.0%} of the load's {load_s:.1f} s")
     print(f"Pairing {len(batch)} chunks of {len({p['doc_id'] for _, p, _ in batch})} documents against "
           f"{len(objects)} live chunks: {pairing_s:.1f} s = {pairing_s / load_s:.0%} of the load's {load_s:.1f} s")
+    print(f"Retention's read of {live} live chunks' documents and batches: {retention_s:.1f} s = "
+          f"{retention_s / load_s:.0%} of the load's {load_s:.1f} s")
 
 
 if __name__ == "__main__":
