@@ -191,9 +191,9 @@ def attach_accents(textpage, text: str) -> str:
     not order: PDFium puts the accent of a capital at the end of its line. An accent beside
     letters (an acute used as an apostrophe, a TeX opening quote) or one that composes to no
     single character stays as it is."""
-    if not SPACING_ACCENT.search(text):
-        return text
     accents = [m.start() for m in SPACING_ACCENT.finditer(text)]
+    if not accents:
+        return text
     letters = np.array([k for k, c in enumerate(text) if c.isalpha()], dtype=np.int64)
     if not len(letters):
         return text
