@@ -21,6 +21,7 @@ from pipeline.batch.runner import run_stage
 from pipeline.cli.main import main as cli_main
 from pipeline.contracts import DocRef, DocumentError
 from pipeline.extraction import scans
+from pipeline.extraction.annotations import utf16_string
 from pipeline.extraction.fonts import PageFonts
 from pipeline.extraction.pdf import PAD, clean_text, pdfium_document, text_by_index
 from pipeline.stages import EXTRACT, extract, stage
@@ -446,9 +447,7 @@ def test_hidden_fields_and_values_the_page_already_shows_are_left_out_and_free_t
     form, values = pdf.formenv.raw, {}
     for index in range(pdfium_c.FPDFPage_GetAnnotCount(page)):
         annot = pdfium_c.FPDFPage_GetAnnot(page, index)
-        buffer = (ctypes.c_ushort * 64)()
-        size = pdfium_c.FPDFAnnot_GetFormFieldValue(form, annot, buffer, 128)
-        values[bytes(buffer)[:max(size - 2, 0)].decode("utf-16-le")] = annot
+        values[utf16_string(pdfium_c.FPDFAnnot_GetFormFieldValue, form, annot)] = annot
     pdfium_c.FPDFAnnot_SetFlags(values["Alice"], pdfium_c.FPDF_ANNOT_FLAG_PRINT | pdfium_c.FPDF_ANNOT_FLAG_HIDDEN)
     rect = pdfium_c.FS_RECTF()
     pdfium_c.FPDFAnnot_GetRect(values["Bob"], ctypes.byref(rect))

@@ -20,7 +20,7 @@ from pipeline.contracts import Block
 Box = tuple[float, float, float, float]
 
 
-def _utf16(call, *args) -> str:
+def utf16_string(call, *args) -> str:
     """A PDFium string getter's value (UTF-16LE, NUL-terminated, asked for its size first)."""
     size = call(*args, None, 0)
     if size <= 2:
@@ -49,15 +49,15 @@ def annotation_blocks(page, textpage, form, page_height: float, skip: Sequence[B
             if kind == pdfium_c.FPDF_ANNOT_WIDGET and form is not None:
                 if pdfium_c.FPDFAnnot_GetFormFieldType(form, annot) not in text_fields:
                     continue
-                text = _utf16(pdfium_c.FPDFAnnot_GetFormFieldValue, form, annot)
+                text = utf16_string(pdfium_c.FPDFAnnot_GetFormFieldValue, form, annot)
             elif kind == pdfium_c.FPDF_ANNOT_WIDGET:
                 # Fields left without the form that held them (no AcroForm): the widget's own
                 # value, where it is text (a button's is a name, a signature's a dictionary).
                 if pdfium_c.FPDFAnnot_GetValueType(annot, b"V") != pdfium_c.FPDF_OBJECT_STRING:
                     continue
-                text = _utf16(pdfium_c.FPDFAnnot_GetStringValue, annot, b"V")
+                text = utf16_string(pdfium_c.FPDFAnnot_GetStringValue, annot, b"V")
             elif kind == pdfium_c.FPDF_ANNOT_FREETEXT:
-                text = _utf16(pdfium_c.FPDFAnnot_GetStringValue, annot, b"Contents")
+                text = utf16_string(pdfium_c.FPDFAnnot_GetStringValue, annot, b"Contents")
             else:
                 continue
             text = "\n".join(line.strip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
