@@ -76,3 +76,26 @@ def test_a_cjk_font_without_a_true_unicode_map_is_ocred(lying, settings, name, r
     assert "パッチ" in page.text and "patchutils" in page.text
     (honest,) = extract.extract_file(lying["honest"], settings).pages
     assert (honest.method, honest.ocr_reason) == ("text_layer", None)
+
+
+# A safety notice in the languages of a product's markets, as manuals print it: four of its
+# scripts (Arabic, Hebrew, Armenian, Georgian) lie outside the configured languages' blocks.
+MULTILINGUAL_NOTICE = """Warning: disconnect the mains supply before opening the housing.
+Warnung: Vor dem Öffnen des Gehäuses die Netzversorgung trennen.
+Advertencia: desconecte la alimentación de red antes de abrir la carcasa.
+تحذير: افصل مصدر الطاقة الرئيسي قبل فتح الغلاف.
+אזהרה: נתקו את אספקת החשמל לפני פתיחת המארז.
+Զգուշացում. անջատեք էլեկտրասնուցումը՝ նախքան պատյանը բացելը։
+გაფრთხილება: კორპუსის გახსნამდე გამორთეთ ელექტროკვება.
+Внимание: перед открытием корпуса отключите сетевое питание.
+Προειδοποίηση: αποσυνδέστε την τροφοδοσία πριν ανοίξετε το περίβλημα.
+"""
+
+
+def test_text_in_scripts_outside_the_configured_languages_is_read_from_the_layer(settings, tmp_path):
+    """Words of Arabic or Georgian keep to their script, where glyph ids read as text jump
+    between unrelated scripts character by character: a multilingual page is no lying layer,
+    and OCR in the configured languages would lose every line of it."""
+    (page,) = extract.extract_file(text_pdf(MULTILINGUAL_NOTICE * 2, tmp_path / "notice.pdf"), settings).pages
+    assert (page.method, page.ocr_reason) == ("text_layer", None)
+    assert "Netzversorgung trennen" in page.text and "გაფრთხილება" in page.text and "אזהרה" in page.text

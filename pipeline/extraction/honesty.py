@@ -31,6 +31,17 @@ EXPECTED = np.array([(0x20, 0x7E), (0xA0, 0x52F), (0x1E00, 0x1EFF), (0x2000, 0x2
                      (0x1D400, 0x1D7FF), (0x1F000, 0x1FAFF), (0x20000, 0x3134F)], dtype=np.uint32)
 
 
+def _scattered_over_scripts(points: np.ndarray, stray: np.ndarray, n_stray: int) -> bool:
+    """Whether the stray characters are glyph ids rather than text in a script outside
+    EXPECTED: a word of Arabic, Hebrew or Thai keeps to its script's block, while glyph ids
+    jump from block to block, so many of them share their block with neither neighbour."""
+    block = points >> 8
+    same = block[1:] == block[:-1]
+    scattered = stray & ~np.r_[False, same] & ~np.r_[same, False]
+    return (np.count_nonzero(scattered) > max(MIN_COUNT, MAX_SHARE * n_stray)
+            and len(np.unique(block[scattered])) >= STRAY_SCRIPT_BLOCKS)
+
+
 def code_points(text: str, ink: np.ndarray) -> np.ndarray:
     """The visible characters of a text layer as code points (``ink`` masks the text)."""
     points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
@@ -96,7 +107,7 @@ def doubt(text: str, ink: np.ndarray, blanked_ems: float = 0.0) -> str | None:
         expected |= (points >= low) & (points <= high)
     stray = points[~expected]
     controls = np.count_nonzero(stray < 0x20)
-    if len(stray) > limit and (controls or len(np.unique(stray >> 8)) >= STRAY_SCRIPT_BLOCKS):
+    if len(stray) > limit and (controls or _scattered_over_scripts(points, ~expected, len(stray))):
         return "unmapped_glyphs"
     impossible = np.count_nonzero(((points >= 0x80) & (points <= 0x9F)) | ((points >= 0xFDD0) & (points <= 0xFDEF))
                                   | ((points & 0xFFFE) == 0xFFFE))
