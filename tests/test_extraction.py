@@ -20,7 +20,7 @@ from pipeline.batch import discovery
 from pipeline.batch.runner import run_stage
 from pipeline.cli.main import main as cli_main
 from pipeline.contracts import DocRef, DocumentError
-from pipeline.extraction import scans
+from pipeline.extraction import scans, tables
 from pipeline.extraction.annotations import utf16_string
 from pipeline.extraction.fonts import PageFonts
 from pipeline.extraction.pdf import PAD, clean_text, pdfium_document, text_by_index
@@ -190,6 +190,47 @@ def test_table_ruled_only_between_columns_is_read_whole_and_once(settings, tmp_p
     assert page.text.count("libfoo1-dbg") == 1 and page.text.count("debugging symbols") == 1
     assert [b.kind for b in page.blocks] == ["text", "table", "text"]
     assert "pdfplumber" in page.engine
+
+
+def grid_pdf(path: Path, lines: int, size: float = 800.0) -> Path:
+    """A page ruled by ``lines`` + 1 lines each way, as a spreadsheet printed to one page is,
+    with a label in every tenth cell of its first column and a title above it."""
+    step = size / lines
+    ops = ["0.3 w"]
+    for i in range(lines + 1):
+        at = 20 + i * step
+        ops += [f"20 {at:.2f} m {20 + size:.2f} {at:.2f} l S", f"{at:.2f} 20 m {at:.2f} {20 + size:.2f} l S"]
+    ops += ["BT /F1 12 Tf 1 0 0 1 20 830 Tm (Register of processing activities) Tj /F1 4 Tf"]
+    ops += [f"1 0 0 1 21 {21 + i * step:.2f} Tm (row{i}) Tj" for i in range(0, lines, 10)]
+    content = "\n".join([*ops, "ET"]).encode()
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 840 850] /Contents 4 0 R "
+               b"/Resources << /Font << /F1 5 0 R >> >> >>",
+               b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    path.write_bytes(bytes(out))
+    return path
+
+
+def test_a_grid_too_big_for_the_table_finder_is_read_as_text(settings, tmp_path):
+    """pdfplumber compares every crossing of rulings with every other: a 256 x 256 font
+    table of pdfcpu's samples kept it three minutes on one page. Past MAX_CROSSINGS the page
+    is read as text lines; a grid under it is still a table."""
+    (big,) = extract.extract_file(grid_pdf(tmp_path / "big.pdf", 150), settings).pages
+    assert tables.ruling_crossings(pdfium_document(tmp_path / "big.pdf")[0][0]) == 151 * 151 > tables.MAX_CROSSINGS
+    assert (big.method, big.ocr_reason) == ("text_layer", None)
+    assert "pdfplumber" not in big.engine and all(b.kind == "text" for b in big.blocks)
+    assert "Register of processing activities" in big.text and all(f"row{i}" in big.text for i in range(0, 150, 10))
+    (small,) = extract.extract_file(grid_pdf(tmp_path / "small.pdf", 30), settings).pages
+    assert "pdfplumber" in small.engine and any(b.kind == "table" for b in small.blocks)
 
 
 def test_a_cell_spanning_columns_is_one_cell_and_an_empty_cell_stays(settings, tmp_path):

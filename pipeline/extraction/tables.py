@@ -1,6 +1,7 @@
-"""Tables on a text-layer page: a PDFium check for the vector rulings of a table
-(``has_rulings``), and pdfplumber's table finder (``page_tables``), which keeps rows and
-cells whole. pdfplumber is opened only for a page with such rulings.
+"""Tables on a text-layer page: a PDFium count of the vector rulings of a table
+(``ruling_crossings``), and pdfplumber's table finder (``page_tables``), which keeps rows and
+cells whole. pdfplumber is opened only for a page with such rulings, and not for a grid
+of more than MAX_CROSSINGS crossings, which is read as text lines.
 """
 
 from __future__ import annotations
@@ -8,21 +9,30 @@ from __future__ import annotations
 CELL_SEPARATOR = " | "  # between the cells of a table block's row (the language stage reads them apart)
 
 
-def has_rulings(page) -> bool:
-    """Enough thin horizontal and vertical vector lines to be a ruled table."""
+# pdfplumber's cell search compares every crossing of rulings with every other: 26,000
+# crossings take 10 s, the 66,000 of a 256 x 256 font table three minutes (docs/extraction.md).
+MAX_CROSSINGS = 20_000
+
+
+def ruling_crossings(page) -> int:
+    """How many crossings the page's thin horizontal and vertical vector lines make at most
+    (their distinct rows times their distinct columns, to the point); 0 when they are too
+    few to rule a table."""
     import pypdfium2.raw as pdfium_c
 
-    across = down = 0
+    across: set[int] = set()
+    down: set[int] = set()
+    n_across = n_down = 0
     for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_PATH], max_depth=2):
         x0, y0, x1, y1 = obj.get_bounds()
         w, h = x1 - x0, y1 - y0
         if h < 2 and w > 10:
-            across += 1
+            n_across += 1
+            across.add(round(y0))
         elif w < 2 and h > 5:
-            down += 1
-        if across >= 3 and down >= 2:
-            return True
-    return False
+            n_down += 1
+            down.add(round(x0))
+    return len(across) * len(down) if n_across >= 3 and n_down >= 2 else 0
 
 
 def page_tables(plumber_page) -> list[tuple[tuple[float, float, float, float], str]]:

@@ -23,7 +23,7 @@ from pipeline.extraction.honesty import doubt, glyphs_read_as_spaces
 from pipeline.extraction.images import image_pages
 from pipeline.extraction.pdf import Chars, check_file, horizontal_blocks, insert_by_position, open_pdf
 from pipeline.extraction.scans import ocr_blocks, render_gray, scanned_regions
-from pipeline.extraction.tables import has_rulings, page_tables
+from pipeline.extraction.tables import MAX_CROSSINGS, page_tables, ruling_crossings
 from pipeline.extraction.vertical import is_vertical_layer, vertical_blocks
 from pipeline.progress import mark_page
 from pipeline.stages import EXTRACT
@@ -109,7 +109,11 @@ def _extract_page(pdf, index: int, path: Path, settings: Settings, text_engine: 
         blocks, direction = vertical_blocks(chars), "vertical"
     else:
         tables = []
-        if has_rulings(page):
+        crossings = ruling_crossings(page)
+        if crossings > MAX_CROSSINGS:
+            log.info("%s: page %d read as text lines: its rulings cross %d times (table finding stops at %d)",
+                     path.name, index + 1, crossings, MAX_CROSSINGS)
+        elif crossings:
             tables = page_tables(plumber_page())
             if tables:
                 engine = f"{text_engine}+pdfplumber-{version('pdfplumber')}"
