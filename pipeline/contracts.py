@@ -121,6 +121,9 @@ class Page(BaseModel):
     # lie (pipeline.extraction.honesty: cid_codes, private_use, replacement_chars, unmapped_glyphs,
     # control_characters, glyphs_as_spaces)
     ocr_reason: str | None = None
+    # the embedded file this page is a page of (pipeline.extraction.attachments: its name, an
+    # attachment's own attachment as "outer.pdf / inner.pdf"); None: a page of the document itself
+    attachment: str | None = None
 
     @property
     def text(self) -> str:
@@ -156,6 +159,14 @@ class LangSpan(BaseModel):
     lang: str
 
 
+class AttachmentSpan(BaseModel):
+    """An embedded file's part of a document's text: from the line naming it to the next part."""
+    name: str
+    start: int
+    end: int
+    first_page: int  # the page_no its first page has in the document
+
+
 class CleanedDocument(BaseModel):
     doc_id: str
     source_path: str
@@ -170,6 +181,10 @@ class CleanedDocument(BaseModel):
     engines: list[str]
     lang_shares: dict[str, float] = Field(default_factory=dict)  # language -> share of the letters
     lang_spans: list[LangSpan] = Field(default_factory=list)  # runs of blocks in one language, in order
+    attachments: list[AttachmentSpan] = Field(default_factory=list)  # embedded files read, in order
+
+    def attachment_at(self, offset: int) -> AttachmentSpan | None:
+        return next((a for a in self.attachments if a.start <= offset < a.end), None)
 
     def lang_at(self, start: int, end: int) -> str:
         """The language of most of [start, end); the main language where no span says."""
@@ -228,6 +243,8 @@ class Chunk(BaseModel):
     next_clause_id: str | None = None
     semantic_density: float = 0.0
     regulation_ids: list[str] = Field(default_factory=list)
+    attachment: str | None = None  # the embedded file the chunk is from (None: the document itself)
+    attachment_page: int | None = None  # ... and the page of that file it starts on
 
 
 class ChunkedDocument(BaseModel):

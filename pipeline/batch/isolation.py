@@ -72,17 +72,19 @@ def one_line(error: BaseException) -> str:
 
 
 def page_count(settings: Settings, ref: DocRef) -> int | None:
-    """The source document's page count, for its deadline (None when it is not a readable PDF)."""
+    """The source document's page count, for its deadline, its embedded PDFs' pages included
+    (None when it is not a readable PDF)."""
     from pipeline.workspace import Workspace
 
     try:
+        from pipeline.extraction.attachments import embedded_page_count
         from pipeline.extraction.pdf import pdfium_document
         from pipeline.stores import secrets
 
         source = Workspace(settings, ref.batch_id).source_path(ref.doc_id)
         pdf, _ = pdfium_document(Path(source), secrets.pdf_passwords(settings))
         try:
-            return len(pdf)
+            return len(pdf) + embedded_page_count(pdf)
         finally:
             pdf.close()
     except Exception:

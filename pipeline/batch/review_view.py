@@ -82,10 +82,9 @@ def _chunk_blocks(doc: ExtractedDocument, page_no: int, text: str) -> list[tuple
 def source_crop(settings: Settings, batch_id: str, chunk_id: str) -> bytes | None:
     """PNG of the source page region the chunk came from (its blocks' union box), or None
     (no such chunk in the sample, or its source file is gone or changed). A PDF page is rendered, an
-    image file's page (a TIFF frame) cut from the image, both at ``CROP_DPI`` or less where
+    image file's page (a TIFF frame) cut from the image, a page of an embedded file taken from it, both at ``CROP_DPI`` or less where
     the page would pass ``CROP_MAX_MEGAPIXELS`` (a poster's crop need not render the poster)."""
     from pipeline.extraction.images import within_megapixels
-    from pipeline.extraction.pdf import check_file
 
     ws = Workspace(settings, batch_id)
     sample = batch_sample(settings, batch_id)
@@ -103,11 +102,43 @@ def source_crop(settings: Settings, batch_id: str, chunk_id: str) -> bytes | Non
                             max(b[2] for b in boxes), max(b[3] for b in boxes)) if boxes else (0, 0, page.width, page.height))
     region = (max(0.0, x0 - m), max(0.0, top - m), min(page.width, x1 + m), min(page.height, bottom + m))
     scale = within_megapixels(CROP_DPI / 72, page.width, page.height, CROP_MAX_MEGAPIXELS)
-    render = _pdf_page if check_file(source) == "PDF" else _image_page
-    image = render(source, page, scale, settings)
+    if page.attachment:
+        image = _attachment_page(source, doc, page, scale, settings)
+        if image is None:
+            return None
+    else:
+        image = _render(source, page, scale, settings)
     out = io.BytesIO()
     image.crop(tuple(int(v * scale) for v in region)).save(out, "PNG")
     return out.getvalue()
+
+
+def _render(source: Path, page: Page, scale: float, settings: Settings):
+    from pipeline.extraction.pdf import check_file
+
+    return (_pdf_page if check_file(source) == "PDF" else _image_page)(source, page, scale, settings)
+
+
+def _attachment_page(source: Path, doc: ExtractedDocument, page: Page, scale: float, settings: Settings):
+    """A page of a file embedded in ``source``, rendered from that file's bytes (a copy in a
+    temporary folder, numbered as in the file)."""
+    import tempfile
+
+    from pipeline.extraction.attachments import embedded_data
+    from pipeline.extraction.pdf import pdfium_document
+
+    pdf, _ = pdfium_document(source, secrets.pdf_passwords(settings))
+    try:
+        data = embedded_data(pdf, page.attachment or "")
+    finally:
+        pdf.close()
+    if data is None:
+        return None
+    first = min(p.page_no for p in doc.pages if p.attachment == page.attachment)
+    with tempfile.TemporaryDirectory(prefix="rosetta-attachment-") as folder:
+        copy = Path(folder) / "embedded"
+        copy.write_bytes(data)
+        return _render(copy, page.model_copy(update={"page_no": page.page_no - first + 1}), scale, settings)
 
 
 def _pdf_page(source: Path, page: Page, scale: float, settings: Settings):

@@ -83,7 +83,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
             lang, conf = detect_block(block.text, settings) if block.text.strip() else ("und", 0.0)
             blocks.append({**block.model_dump(), "method": block.method or page.method,
                            "engine": block.engine or page.engine, "lang": lang, "lang_confidence": round(conf, 4)})
-        pages.append({"page_no": page.page_no, "method": page.method, "engine": page.engine,
+        pages.append({"page_no": page.page_no, "attachment": page.attachment, "method": page.method, "engine": page.engine,
                       "direction": page.direction, "rotation": page.rotation, "ocr_reason": page.ocr_reason,
                       "lang": page_lang,
                       "lang_confidence": round(page_conf, 4), "blocks": blocks})
@@ -94,7 +94,9 @@ def cmd_extract(args: argparse.Namespace) -> int:
     else:
         print(f"{args.file}: {len(pages)} page(s), language {doc_lang} ({doc_conf:.2f})")
         for p in pages:
-            print(f"  page {p['page_no']}: {p['method']} {p['direction']} {p['engine']} {len(p['blocks'])} block(s) {p['lang']}")
+            part = f" ({p['attachment']})" if p["attachment"] else ""
+            print(f"  page {p['page_no']}{part}: {p['method']} {p['direction']} {p['engine']} {len(p['blocks'])} block(s) "
+                  f"{p['lang']}")
         print(f"  removed {len(removed)} line(s) (headers/footers, page numbers, watermarks, OCR garbage)")
     return 0
 

@@ -52,7 +52,8 @@ def key_doc_id(key: str) -> str:
 # stored property cost more than ranking them, docs/benchmarks.md, "Search latency on the sample
 # corpus") and every property for the chunks it shows (`Retriever.complete`)
 CANDIDATE_PROPERTIES = ["text", "lang", "doc_id", "source_sha256", "source_path", "paired_documents", "chunk_id",
-                        "chunk_index", "page_start", "heading_path", "clause_id", "clause_number", "clause_numbers"]
+                        "chunk_index", "page_start", "attachment", "attachment_page", "heading_path", "clause_id",
+                        "clause_number", "clause_numbers"]
 
 
 @dataclass

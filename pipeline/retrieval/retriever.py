@@ -60,8 +60,12 @@ class SearchResult:
         def chunk(c: Candidate) -> dict[str, Any]:
             p = c.properties
             # the file and its folder: translations are often one name in a folder per language
-            return {"lang": c.lang, "doc_id": c.doc_id, "source": "/".join(Path(p.get("source_path") or "").parts[-2:]),
-                    "page": p.get("page_start"), "clause": p.get("clause_number"), "chunk_id": p.get("chunk_id"),
+            source = "/".join(Path(p.get("source_path") or "").parts[-2:])
+            # a chunk of an embedded file is cited as that file's page, under its document
+            attachment = p.get("attachment") or None
+            return {"lang": c.lang, "doc_id": c.doc_id, "source": f"{source} › {attachment}" if attachment else source,
+                    "page": p.get("attachment_page") if attachment else p.get("page_start"), "attachment": attachment,
+                    "clause": p.get("clause_number"), "chunk_id": p.get("chunk_id"),
                     "similarity": round(c.similarity, 4)}
 
         return {"query": self.query, "query_lang": self.query_lang, "answered": self.answered,

@@ -314,11 +314,14 @@ def chunk_document(doc: CleanedDocument, structure: StructuredDocument, settings
     for index, ((segs, start, end), density) in enumerate(zip(merged, densities)):
         context = _context(structure, clauses, doc.text, segs, start)
         kinds = {seg.kind for seg in segs}
+        page_start = doc.page_at(start)
+        attachment = doc.attachment_at(start)
         chunks.append(Chunk(
             chunk_id=f"{doc.doc_id}:{index:04d}", doc_id=doc.doc_id, lang=segs[0].lang, text=doc.text[start:end],
-            start=start, end=end, page_start=doc.page_at(start), page_end=doc.page_at(max(start, end - 1)),
+            start=start, end=end, page_start=page_start, page_end=doc.page_at(max(start, end - 1)),
             structure_type="TABLE" if kinds == {"TABLE"} else ("CLAUSE" if context["clause_id"] else segs[-1].kind),  # type: ignore[arg-type]
-            semantic_density=density, **context,
+            semantic_density=density, attachment=attachment.name if attachment else None,
+            attachment_page=page_start - attachment.first_page + 1 if attachment else None, **context,
         ))
     return ChunkedDocument(doc_id=doc.doc_id, lang=doc.lang, chunks=chunks)
 

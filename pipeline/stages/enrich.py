@@ -36,6 +36,7 @@ def build_objects(cleaned: CleanedDocument, chunked: ChunkedDocument, embedded: 
             "text": chunk.text, "lang": chunk.lang, "lang_confidence": cleaned.lang_confidence,
             "doc_id": chunk.doc_id, "chunk_id": chunk.chunk_id, "chunk_index": index,
             "source_path": cleaned.source_path, "page_start": chunk.page_start, "page_end": chunk.page_end,
+            "attachment": chunk.attachment or "", "attachment_page": chunk.attachment_page or 0,
             "char_start": chunk.start, "char_end": chunk.end, "structure_type": chunk.structure_type,
             "clause_number": chunk.clause_number or "", "clause_id": chunk.clause_id or "",
             "clause_numbers": chunk.clause_numbers, "clause_path": chunk.clause_path,

@@ -10,6 +10,7 @@ files raise DocumentError with a machine-readable reason.
 from __future__ import annotations
 
 import logging
+import tempfile
 from importlib.metadata import version
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from pipeline.config import Settings
 from pipeline.contracts import Block, DocRef, DocumentError, ExtractedDocument, Page, StageResult
+from pipeline.extraction import attachments
 from pipeline.extraction.annotations import annotation_blocks
 from pipeline.extraction.fonts import PageFonts
 from pipeline.extraction.honesty import doubt, glyphs_read_as_spaces
@@ -28,21 +30,61 @@ from pipeline.extraction.vertical import is_vertical_layer, vertical_blocks
 from pipeline.progress import mark_page
 from pipeline.stages import EXTRACT
 from pipeline.stores import secrets
-from pipeline.workspace import Workspace
+from pipeline.workspace import Workspace, sha256_file
 
 log = logging.getLogger(__name__)
 
 
 def extract_file(path: Path, settings: Settings, doc_id: str = "", sha256: str = "") -> ExtractedDocument:
-    file_format = check_file(path)
-    pages = _pdf_pages(path, settings) if file_format == "PDF" else _image_pages(path, file_format, settings)
+    pages = _file_pages(path, settings, first_page_no=1, depth=0, max_pages=settings.extraction.max_pages)
     if not any(b.text.strip() for p in pages for b in p.blocks):
         raise DocumentError("no_text", f"{path.name}: no text in the text layer and none found by OCR")
     engines = sorted({p.engine for p in pages} | {b.engine for p in pages for b in p.blocks if b.engine})
     return ExtractedDocument(doc_id=doc_id, source_path=str(path), sha256=sha256, pages=pages, engines=engines)
 
 
-def _pdf_pages(path: Path, settings: Settings) -> list[Page]:
+def _file_pages(path: Path, settings: Settings, first_page_no: int, depth: int, max_pages: int) -> list[Page]:
+    """A file's pages, numbered from ``first_page_no``, then those of the files embedded in it."""
+    file_format = check_file(path)
+    if file_format != "PDF":
+        return _image_pages(path, file_format, settings, first_page_no, max_pages)
+    pages, embedded = _pdf_pages(path, settings, first_page_no, max_pages)
+    if embedded:
+        embedded = attachments.distinct(embedded, sha256_file(path))
+    return pages + _attachment_pages(path, embedded, settings, first_page_no + len(pages), depth,
+                                     max_pages - len(pages))
+
+
+def _attachment_pages(path: Path, embedded: list[attachments.EmbeddedFile], settings: Settings, first_page_no: int,
+                      depth: int, max_pages: int) -> list[Page]:
+    """The pages of the PDFs and scans embedded in ``path``, each marked with its file's name. An
+    embedded file that cannot be read (another format, encrypted, broken, past the page limit)
+    is named in the log and left out; the document goes on."""
+    if embedded and depth >= attachments.MAX_DEPTH:
+        log.warning("%s: %d embedded file(s) not read: files attached %d levels deep are not read",
+                    path.name, len(embedded), depth + 1)
+        return []
+    pages: list[Page] = []
+    with tempfile.TemporaryDirectory(prefix="rosetta-attachment-") as folder:
+        for number, file in enumerate(embedded, start=1):
+            copy = Path(folder) / f"{number}-{file.file_name}"
+            copy.write_bytes(file.data)
+            try:
+                part = _file_pages(copy, settings, first_page_no + len(pages), depth + 1, max_pages - len(pages))
+            except DocumentError as exc:
+                log.warning("%s: embedded file %s not read (%s): %s", path.name, file.name, exc.reason,
+                            exc.detail.replace(copy.name, file.name))
+                continue
+            log.info("%s: embedded file %s read: %d page(s)", path.name, file.name, len(part))
+            for page in part:
+                page.attachment = file.name if page.attachment is None else f"{file.name} / {page.attachment}"
+            pages += part
+    return pages
+
+
+def _pdf_pages(path: Path, settings: Settings, first_page_no: int,
+               max_pages: int) -> tuple[list[Page], list[attachments.EmbeddedFile]]:
+    """The PDF's pages and the files embedded in it (its name tree's, then its pages' annotations')."""
     pdf, password = open_pdf(path, secrets.pdf_passwords(settings), secrets.pdf_passwords_file(settings))
     text_engine = f"pdfium-{version('pypdfium2')}"
     plumber: list = []  # opened once, on the first page with table rulings or a glyph read as its code
@@ -50,22 +92,24 @@ def _pdf_pages(path: Path, settings: Settings) -> list[Page]:
         n_pages = len(pdf)
         if n_pages == 0:
             raise DocumentError("no_pages", f"{path.name} has no pages")
-        if n_pages > settings.extraction.max_pages:
-            raise DocumentError("too_many_pages", f"{path.name} has {n_pages} pages (max {settings.extraction.max_pages})")
-        return [_extract_page(pdf, index, path, settings, text_engine, plumber, password)
-                for index in range(n_pages)]
+        if n_pages > max_pages:
+            raise DocumentError("too_many_pages", f"{path.name} has {n_pages} pages (max {max_pages})")
+        embedded = attachments.document_files(pdf)
+        pages = [_extract_page(pdf, index, first_page_no, path, settings, text_engine, plumber, password, embedded)
+                 for index in range(n_pages)]
+        return pages, embedded
     finally:
         pdf.close()
         for handle in plumber:
             handle.close()
 
 
-def _image_pages(path: Path, file_format: str, settings: Settings) -> list[Page]:
+def _image_pages(path: Path, file_format: str, settings: Settings, first_page_no: int, max_pages: int) -> list[Page]:
     """A scan saved as an image: each page (TIFF frame) OCRed like a scanned PDF page."""
     pages = []
     extraction = settings.extraction
-    for number, image in enumerate(image_pages(path, extraction.ocr_dpi, extraction.max_pages,
-                                               extraction.ocr_max_megapixels), start=1):
+    for number, image in enumerate(image_pages(path, extraction.ocr_dpi, max_pages, extraction.ocr_max_megapixels),
+                                   start=first_page_no):
         mark_page(number)
         scale = image.dpi / 72.0
         blocks, result = ocr_blocks(image.gray, scale, (0.0, 0.0), settings)
@@ -77,9 +121,10 @@ def _image_pages(path: Path, file_format: str, settings: Settings) -> list[Page]
     return pages
 
 
-def _extract_page(pdf, index: int, path: Path, settings: Settings, text_engine: str, plumber: list,
-                  password: str | None) -> Page:
-    mark_page(index + 1)
+def _extract_page(pdf, index: int, first_page_no: int, path: Path, settings: Settings, text_engine: str,
+                  plumber: list, password: str | None, embedded: list[attachments.EmbeddedFile]) -> Page:
+    page_no = first_page_no + index
+    mark_page(page_no)
 
     def plumber_page():
         if not plumber:
@@ -94,6 +139,7 @@ def _extract_page(pdf, index: int, path: Path, settings: Settings, text_engine: 
         chars = Chars(page.get_textpage(), height, PageFonts(lambda: plumber_page().page_obj))
     except Exception as exc:  # PDFium raises PdfiumError for a broken page
         raise DocumentError("corrupt_pdf", f"{path.name} page {index + 1}: {type(exc).__name__}: {exc}") from exc
+    embedded += attachments.annotation_files(pdf, page, index + 1)
     too_short = int(chars.ink.sum()) < settings.extraction.min_text_layer_chars
     ocr_reason = "no_text_layer" if too_short else doubt(chars.text, chars.ink, glyphs_read_as_spaces(chars))
     if ocr_reason:
@@ -101,7 +147,7 @@ def _extract_page(pdf, index: int, path: Path, settings: Settings, text_engine: 
         blocks, result = ocr_blocks(gray, scale, (0.0, 0.0), settings)
         log.info("%s: page %d OCR, %s, at %.0f dpi (%s, rotation %d)", path.name, index + 1, ocr_reason, scale * 72,
                  result.direction, result.rotation)
-        return Page(page_no=index + 1, width=width, height=height, method="ocr",
+        return Page(page_no=page_no, width=width, height=height, method="ocr",
                     engine="+".join(result.engines) or "ocr", direction=result.direction, blocks=blocks,
                     rotation=result.rotation, ocr_reason=ocr_reason)
     engine = text_engine
@@ -127,7 +173,7 @@ def _extract_page(pdf, index: int, path: Path, settings: Settings, text_engine: 
             scanned += ocr_blocks(crop, scale, (x0, top), settings)[0]
     form = pdf.formenv.raw if pdf.formenv else None
     blocks = insert_by_position(blocks, scanned + annotation_blocks(page, chars.textpage, form, height, regions))
-    return Page(page_no=index + 1, width=width, height=height, method="text_layer", engine=engine,
+    return Page(page_no=page_no, width=width, height=height, method="text_layer", engine=engine,
                 direction=direction, blocks=blocks, ocr_reason="scanned_region" if regions else None)  # type: ignore[arg-type]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pipeline.config import Settings
 from pipeline.contracts import (
+    AttachmentSpan,
     CleanedDocument,
     DocRef,
     DocumentError,
@@ -59,8 +60,30 @@ def read_together(blocks: list[tuple[str, str]], settings: Settings) -> BlockLan
                           whole.main, whole.shares, whole.coverage)
 
 
+def name_attachments(doc: ExtractedDocument, kept_pages: list[tuple[int, list[KeptBlock]]]) -> dict[int, int]:
+    """Put a line naming each embedded file before its first kept block: a heading of its own
+    in the text (the structure stage closes the document's clauses there), and what a reader
+    searches for. The page_nos that start with such a line, each with its file's first page_no."""
+    attachment_of = {page.page_no: page.attachment for page in doc.pages}
+    first_page: dict[str, int] = {}
+    for page in doc.pages:
+        if page.attachment is not None:
+            first_page.setdefault(page.attachment, page.page_no)
+    current: str | None = None
+    starts = {}
+    for page_no, page_blocks in kept_pages:
+        attachment = attachment_of.get(page_no)
+        if page_blocks and attachment != current:
+            current = attachment
+            if attachment is not None:
+                page_blocks.insert(0, (attachment, "text"))
+                starts[page_no] = first_page[attachment]
+    return starts
+
+
 def clean_and_detect(doc: ExtractedDocument, settings: Settings) -> CleanedDocument:
     kept_pages, removed = clean_pages(doc, settings)
+    attachment_starts = name_attachments(doc, kept_pages)
     blocks = [(text, kind) for _, page_blocks in kept_pages for text, kind in page_blocks]
     found = label_blocks([text if kind == "text" else "" for text, kind in blocks], settings)
     if found.main == "und":
@@ -85,6 +108,7 @@ def clean_and_detect(doc: ExtractedDocument, settings: Settings) -> CleanedDocum
     lang_spans: list[LangSpan] = []
     labels = iter(found.labels)
     offset = 0
+    attachments: list[AttachmentSpan] = []
     for page_no, page_blocks in kept_pages:
         page_start: int | None = None
         for text, kind in page_blocks:
@@ -92,6 +116,11 @@ def clean_and_detect(doc: ExtractedDocument, settings: Settings) -> CleanedDocum
                 offset += 2
             if page_start is None:
                 page_start = offset
+                if page_no in attachment_starts:
+                    if attachments:
+                        attachments[-1].end = offset
+                    attachments.append(AttachmentSpan(name=text, start=offset, end=0,
+                                                      first_page=attachment_starts[page_no]))
             if kind == "table":
                 tables.append((offset, offset + len(text)))
             lang = next(labels) or found.main
@@ -103,10 +132,12 @@ def clean_and_detect(doc: ExtractedDocument, settings: Settings) -> CleanedDocum
             offset += len(text)
         if page_start is not None:
             spans.append(PageSpan(page_no=page_no, start=page_start, end=offset))
+    if attachments:
+        attachments[-1].end = offset
     return CleanedDocument(
         doc_id=doc.doc_id, source_path=doc.source_path, sha256=doc.sha256, lang=found.main,
         lang_confidence=round(found.coverage, 4), lang_shares=found.shares, lang_spans=lang_spans,
-        text="\n\n".join(text_parts), pages=spans, tables=tables, removed=removed,
+        text="\n\n".join(text_parts), pages=spans, tables=tables, removed=removed, attachments=attachments,
         extraction_methods=sorted({p.method for p in doc.pages}), engines=doc.engines,
     )
 

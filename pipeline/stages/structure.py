@@ -38,6 +38,7 @@ BLOCK = re.compile(r"\S[^\n]*+(?:\n[^\S\n]*+\S[^\n]*+)*+")
 SENTENCE_END = tuple("。．.!?！？:：;；」』）)")
 INLINE_WINDOW = 40  # an inline form (ただし、) is short: look only this far past each 。
 SHORT_LINE = 0.6  # a line under this fraction of its block's longest line is not a wrap
+ATTACHMENT_LEVEL = -1  # above every heading level a clause form has: an embedded file's name heads all of it
 LIST_CLOSE = tuple(".!?。．！？")  # an item ending its list ("2. ... geregelt ist.") hands back to its clause
 
 
@@ -182,12 +183,22 @@ def tag(doc: CleanedDocument) -> StructuredDocument:
             kind = "LIST" if LIST_ITEM.match(first_line) else "PARAGRAPH"
             elements.append(Element(type=kind, start=start, end=end, clause_id=current()))  # type: ignore[arg-type]
 
+    attachment_starts = {a.start for a in doc.attachments}
     i = 0
     while i < len(pieces):
         piece = pieces[i]
         following = pieces[i + 1] if i + 1 < len(pieces) else None
         found = piece.match
         caption: Piece | None = None
+        if piece.start in attachment_starts:
+            # An embedded file's name line (pipeline.stages.language): no clause of the document
+            # goes on into it, and its name heads its chunks, above its own headings.
+            close_until(0, last_end)
+            elements.append(Element(type="HEADER", start=piece.start, end=piece.end, level=ATTACHMENT_LEVEL,
+                                    title=text[piece.start:piece.end].strip()))
+            last_end = piece.end
+            i += 1
+            continue
         if piece.toc:
             # A contents line belongs to no clause: one opened by a contents entry the TOC
             # detector missed ("3. Arquitectura 2") ends here, or its span would hold TOC chunks

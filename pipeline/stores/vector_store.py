@@ -41,6 +41,10 @@ PROPERTIES: list[tuple[str, DataType]] = [
     ("source_path", DataType.TEXT),
     ("page_start", DataType.INT),
     ("page_end", DataType.INT),
+    # the embedded file the chunk is from ("" for the document's own pages) and its page in that
+    # file (0 for none): page_start and page_end count the document's pages, then its files'
+    ("attachment", DataType.TEXT),
+    ("attachment_page", DataType.INT),
     ("char_start", DataType.INT),
     ("char_end", DataType.INT),
     ("structure_type", DataType.TEXT),

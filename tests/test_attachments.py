@@ -1,0 +1,116 @@
+"""Files embedded in a PDF (pipeline/extraction/attachments.py): a contract carrying its
+annex as a PDF attachment, as portfolios and e-mails archived as PDF carry theirs.
+
+The annex's pages are read after the contract's, each marked with the file's name; its
+chunks carry that name and their page in the annex, through the real corpus_refresh DAG
+into the real Weaviate, where a German question finds the annex and cites it as such.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import pytest
+
+from conftest import text_pdf
+from pipeline.contracts import Page
+from pipeline.extraction.attachments import embedded_data
+from pipeline.stages import extract
+from pipeline.stages.chunk import chunk_document
+from pipeline.stages.language import clean_and_detect
+from pipeline.stages.structure import tag
+
+CONTRACT = """Service Agreement between ACME Logistics Ltd and Borealis Freight GmbH
+1. Subject of the agreement
+The supplier carries the customer's goods between the warehouses named in the annex and keeps
+them insured while they are in its care. The prices of each route are those of the annex.
+2. Term and termination
+The agreement runs for two years from its signature and may be ended by either party with
+three months' notice to the end of a calendar quarter.
+"""
+
+ANNEX = """Anlage 1 – Preisblatt
+Die Preise gelten je Palette und Strecke zuzüglich der gesetzlichen Umsatzsteuer.
+Für die Strecke Hamburg–München berechnet der Auftragnehmer 84 Euro je Palette.
+Für die Strecke Bremen–Stuttgart berechnet der Auftragnehmer 91 Euro je Palette.
+Zuschläge für Gefahrgut werden gesondert nach der Gefahrgutklasse vereinbart.
+Die Preise werden jährlich zum ersten Januar an den Dieselpreisindex angepasst.
+Eine Anpassung wird dem Auftraggeber mindestens sechs Wochen vorher schriftlich mitgeteilt.
+Wartezeiten an der Rampe von mehr als zwei Stunden werden mit 45 Euro je Stunde berechnet.
+"""
+
+
+def contract_with_annex(folder: Path) -> Path:
+    """The contract with its two-page annex attached twice (read once), and the invoice data
+    as XML (a format Rosetta does not read)."""
+    annex = text_pdf(ANNEX, folder / "annex.pdf", lines_per_page=5).read_bytes()
+    contract = text_pdf(CONTRACT, folder / "contract-plain.pdf")
+    pdf = pdfium.PdfDocument(contract)
+    for name, data in [("Anlage_1_Preisblatt.pdf", annex), ("copy of the annex.pdf", annex),
+                       ("factur-x.xml", b"<?xml version='1.0'?><invoice/>")]:
+        pdf.new_attachment(name).set_data(data)  # raises PdfiumError where it fails
+    out = folder / "contract.pdf"
+    pdf.save(out)
+    pdf.close()
+    return out
+
+
+@pytest.fixture(scope="module")
+def contract(tmp_path_factory) -> Path:
+    return contract_with_annex(tmp_path_factory.mktemp("attachments"))
+
+
+def test_embedded_pdfs_are_read_as_further_pages_of_their_document(contract, settings, caplog):
+    caplog.set_level(logging.INFO, logger="pipeline.stages.extract")
+    doc = extract.extract_file(contract, settings)
+    assert [(p.page_no, p.attachment) for p in doc.pages] == [
+        (1, None), (2, "Anlage_1_Preisblatt.pdf"), (3, "Anlage_1_Preisblatt.pdf")]
+    assert "84 Euro je Palette" in doc.pages[1].text and "45 Euro je Stunde" in doc.pages[2].text
+    assert "embedded file factur-x.xml not read (unsupported_format)" in caplog.text
+    assert "copy of the annex" not in caplog.text  # the same bytes: read once, under its first name
+
+
+def test_an_embedded_file_heads_its_own_chunks(contract, settings):
+    """No chunk holds text of two files, and none of the contract's clauses goes on into the annex."""
+    cleaned = clean_and_detect(extract.extract_file(contract, settings, doc_id="contract"), settings)
+    (annex,) = cleaned.attachments
+    assert (annex.name, annex.first_page) == ("Anlage_1_Preisblatt.pdf", 2)
+    assert cleaned.text[annex.start:].startswith("Anlage_1_Preisblatt.pdf\n\nAnlage 1")
+    chunks = chunk_document(cleaned, tag(cleaned), settings).chunks
+    own = [c for c in chunks if c.attachment is None]
+    embedded = [c for c in chunks if c.attachment == "Anlage_1_Preisblatt.pdf"]
+    assert own and embedded and len(own) + len(embedded) == len(chunks)
+    assert all(c.end <= annex.start for c in own) and all(c.start >= annex.start for c in embedded)
+    assert all(c.heading_path[0] == "Anlage_1_Preisblatt.pdf" and c.lang == "de" and not c.clause_id for c in embedded)
+    assert embedded[0].attachment_page == 1 and embedded[-1].page_end == 3
+    assert {c.attachment_page for c in embedded} <= {1, 2}
+
+
+def test_an_embedded_files_page_is_rendered_from_its_own_bytes(contract, settings):
+    """The QA review's crop of an annex page: the page of the embedded file, not of its document."""
+    from pipeline.batch.review_view import _attachment_page
+
+    doc = extract.extract_file(contract, settings)
+    pdf = pdfium.PdfDocument(contract)
+    annex = embedded_data(pdf, "Anlage_1_Preisblatt.pdf")
+    assert annex is not None and embedded_data(pdf, "missing.pdf") is None
+    page: Page = doc.pages[2]  # the annex's second page, the document's third
+    image = _attachment_page(contract, doc, page, 1.0, settings)
+    expected = pdfium.PdfDocument(annex)[1].render(scale=1.0).to_pil()
+    assert image is not None and image.tobytes() == expected.tobytes()
+
+
+def test_a_question_finds_the_annex_cited_as_its_own_page(contract, settings, weaviate_server):
+    from pipeline.retrieval import search
+    from rosetta_airflow.runner import run_dag
+
+    settings.source_dir.mkdir(parents=True, exist_ok=True)
+    (settings.source_dir / "contract.pdf").write_bytes(contract.read_bytes())
+    run_id, state = run_dag("corpus_refresh", {"paths": [], "force": False}, settings)
+    assert state == "success", run_id
+    hit = search("Was kostet eine Palette von Hamburg nach München?", settings).as_dict()["hits"][0]
+    assert "84 Euro je Palette" in hit["text"] and hit["lang"] == "de"
+    assert hit["source"].endswith("contract.pdf › Anlage_1_Preisblatt.pdf") and hit["attachment"] == "Anlage_1_Preisblatt.pdf"
+    assert hit["page"] == 1
