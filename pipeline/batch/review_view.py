@@ -82,8 +82,9 @@ def _chunk_blocks(doc: ExtractedDocument, page_no: int, text: str) -> list[tuple
 def source_crop(settings: Settings, batch_id: str, chunk_id: str) -> bytes | None:
     """PNG of the source page region the chunk came from (its blocks' union box), or None
     (no such chunk in the sample, or its source file is gone or changed). A PDF page is rendered, an
-    image file's page (a TIFF frame) cut from the image, a page of an embedded file taken from it, both at ``CROP_DPI`` or less where
-    the page would pass ``CROP_MAX_MEGAPIXELS`` (a poster's crop need not render the poster)."""
+    image file's page (a TIFF frame) cut from the image, a page of an embedded file taken from that
+    file's bytes, all at ``CROP_DPI`` or less where the page would pass ``CROP_MAX_MEGAPIXELS`` (a
+    poster's crop need not render the poster)."""
     from pipeline.extraction.images import within_megapixels
 
     ws = Workspace(settings, batch_id)
