@@ -72,6 +72,18 @@ def test_embedded_pdfs_are_read_as_further_pages_of_their_document(contract, set
     assert "copy of the annex" not in caplog.text  # the same bytes: read once, under its first name
 
 
+def test_an_embedded_file_too_big_to_load_is_named_not_read(contract, settings, caplog, monkeypatch):
+    """A video or disk image embedded in a PDF would pass the worker's memory cap: past
+    MAX_BYTES a file is not loaded (here the cap is set under the annex's size)."""
+    from pipeline.extraction import attachments
+
+    monkeypatch.setattr(attachments, "MAX_BYTES", 1000)
+    doc = extract.extract_file(contract, settings)
+    assert [p.attachment for p in doc.pages] == [None]
+    assert "embedded file Anlage_1_Preisblatt.pdf not read (too_big)" in caplog.text
+    assert "embedded file copy of the annex.pdf not read (too_big)" in caplog.text
+
+
 def test_an_embedded_file_heads_its_own_chunks(contract, settings):
     """No chunk holds text of two files, and none of the contract's clauses goes on into the annex."""
     cleaned = clean_and_detect(extract.extract_file(contract, settings, doc_id="contract"), settings)

@@ -11,22 +11,25 @@ bytes (a hybrid PDF carrying its source), are read once or not at all.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import re
 from dataclasses import dataclass
 
 MAX_DEPTH = 2  # a file attached to an attached file is read; one level further down is not
+MAX_BYTES = 256 << 20  # a bigger embedded file (a video, a disk image) is named in the log, never loaded
 UNSAFE_NAME = re.compile(r"[^\w.-]+")
 
 
 @dataclass(frozen=True)
 class EmbeddedFile:
     name: str
-    data: bytes
+    size: int
+    data: bytes | None  # None: past MAX_BYTES, not loaded
 
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(self.data).hexdigest()
+        return hashlib.sha256(self.data or b"").hexdigest()
 
     @property
     def file_name(self) -> str:
@@ -34,13 +37,26 @@ class EmbeddedFile:
         return UNSAFE_NAME.sub("_", self.name.rsplit("/", 1)[-1]).strip("._")[-100:] or "attachment"
 
 
+def _embedded(attachment, fallback_name: str) -> EmbeddedFile:
+    """The attachment's name and bytes (none where PDFium gives none), unless it is too big."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
+
+    size = ctypes.c_ulong()
+    pdfium_c.FPDFAttachment_GetFile(attachment, None, 0, size)
+    name = attachment.get_name() or fallback_name
+    if size.value > MAX_BYTES:
+        return EmbeddedFile(name, size.value, None)
+    try:
+        data = bytes(attachment.get_data())
+    except pdfium.PdfiumError:  # an empty or unreadable stream
+        data = b""
+    return EmbeddedFile(name, size.value, data)
+
+
 def document_files(pdf) -> list[EmbeddedFile]:
     """The files of the document's EmbeddedFiles name tree, in its order."""
-    files = []
-    for index in range(pdf.count_attachments()):
-        attachment = pdf.get_attachment(index)
-        files.append(EmbeddedFile(attachment.get_name() or f"attachment {index + 1}", bytes(attachment.get_data())))
-    return files
+    return [_embedded(pdf.get_attachment(index), f"attachment {index + 1}") for index in range(pdf.count_attachments())]
 
 
 def annotation_files(pdf, page, page_no: int) -> list[EmbeddedFile]:
@@ -56,20 +72,21 @@ def annotation_files(pdf, page, page_no: int) -> list[EmbeddedFile]:
                 continue
             raw = pdfium_c.FPDFAnnot_GetFileAttachment(annotation)
             if raw:
-                attachment = pdfium.PdfAttachment(raw, pdf)
-                files.append(EmbeddedFile(attachment.get_name() or f"attachment on page {page_no}",
-                                          bytes(attachment.get_data())))
+                files.append(_embedded(pdfium.PdfAttachment(raw, pdf), f"attachment on page {page_no}"))
         finally:
             pdfium_c.FPDFPage_CloseAnnot(annotation)
     return files
 
 
 def distinct(files: list[EmbeddedFile], own_sha256: str) -> list[EmbeddedFile]:
-    """``files`` less copies of an earlier one's bytes and of the document's own."""
+    """``files`` less empty ones and copies of an earlier one's bytes or of the document's own
+    (one too big to load is kept, to be named)."""
     seen = {own_sha256}
     kept = []
     for file in files:
-        if file.data and file.sha256 not in seen:
+        if file.data is None:
+            kept.append(file)
+        elif file.data and file.sha256 not in seen:
             seen.add(file.sha256)
             kept.append(file)
     return kept
@@ -84,6 +101,8 @@ def embedded_page_count(pdf, depth: int = 0) -> int:
         return 0
     count = 0
     for file in document_files(pdf):
+        if not file.data:
+            continue
         try:
             embedded = pdfium.PdfDocument(file.data)
         except pdfium.PdfiumError:

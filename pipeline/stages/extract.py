@@ -67,6 +67,10 @@ def _attachment_pages(path: Path, embedded: list[attachments.EmbeddedFile], sett
     pages: list[Page] = []
     with tempfile.TemporaryDirectory(prefix="rosetta-attachment-") as folder:
         for number, file in enumerate(embedded, start=1):
+            if file.data is None:
+                log.warning("%s: embedded file %s not read (too_big): %d MiB, past the %d MiB an embedded file may "
+                            "have", path.name, file.name, file.size >> 20, attachments.MAX_BYTES >> 20)
+                continue
             copy = Path(folder) / f"{number}-{file.file_name}"
             copy.write_bytes(file.data)
             try:
