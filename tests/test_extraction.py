@@ -222,7 +222,7 @@ def grid_pdf(path: Path, lines: int, size: float = 800.0) -> Path:
 
 def test_a_grid_too_big_for_the_table_finder_is_read_as_text(settings, tmp_path):
     """pdfplumber compares every crossing of rulings with every other: a 256 x 256 font
-    table of pdfcpu's samples kept it three minutes on one page. Past MAX_CROSSINGS the page
+    table of pdfcpu's samples kept it over a minute on one page. Past MAX_CROSSINGS the page
     is read as text lines; a grid under it is still a table."""
     (big,) = extract.extract_file(grid_pdf(tmp_path / "big.pdf", 150), settings).pages
     assert tables.ruling_crossings(pdfium_document(tmp_path / "big.pdf")[0][0]) == 151 * 151 > tables.MAX_CROSSINGS

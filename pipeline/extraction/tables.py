@@ -10,7 +10,7 @@ CELL_SEPARATOR = " | "  # between the cells of a table block's row (the language
 
 
 # pdfplumber's cell search compares every crossing of rulings with every other: 26,000
-# crossings take 10 s, the 66,000 of a 256 x 256 font table three minutes (docs/extraction.md).
+# crossings take 10 s, the 66,000 of a 256 x 256 font table over a minute (docs/extraction.md).
 MAX_CROSSINGS = 20_000
 
 
