@@ -3,8 +3,9 @@
 Each page is read from its text layer (pipeline.extraction.pdf, with tables from
 pipeline.extraction.tables), or, without one or with one that lies (pipeline.extraction.honesty),
 rasterised and OCRed (pipeline.extraction.scans); a scanned region on a text-layer page is
-OCRed too. PNG, JPEG and TIFF scans (pipeline.extraction.images) take the same OCR route. Each page records why it was OCRed (``Page.ocr_reason``). Bad
-files raise DocumentError with a machine-readable reason.
+OCRed too. PNG, JPEG and TIFF scans (pipeline.extraction.images) take the same OCR route. Each page records why it was OCRed (``Page.ocr_reason``). The
+PDFs and scans embedded in a PDF follow its own pages, each page marked with its file
+(pipeline.extraction.attachments). Bad files raise DocumentError with a machine-readable reason.
 """
 
 from __future__ import annotations
