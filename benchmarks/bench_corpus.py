@@ -157,7 +157,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.worker:
         return worker()
-    files = sorted(args.folder.rglob("*.pdf"))[: args.limit]
+    files = sorted(p for p in args.folder.rglob("*") if p.suffix.lower() == ".pdf")[: args.limit]  # Paclitaxel.PDF too
     rows: list[dict] = []
     if args.resume and args.out and args.out.exists():
         rows = [json.loads(line) for line in args.out.read_text().splitlines() if line.strip()]

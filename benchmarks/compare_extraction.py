@@ -37,7 +37,7 @@ def run(folders: list[Path], out: Path) -> None:
     from pipeline.stages.extract import extract_file
 
     settings = load_settings()
-    files = sorted(p.resolve() for folder in folders for p in folder.rglob("*.pdf"))
+    files = sorted(p.resolve() for folder in folders for p in folder.rglob("*") if p.suffix.lower() == ".pdf")
     with out.open("w", encoding="utf-8") as sink:
         for number, path in enumerate(files, start=1):
             started = time.perf_counter()
