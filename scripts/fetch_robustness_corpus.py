@@ -40,7 +40,7 @@ With ``--manifest scripts/pdfcpu_test_corpus.json`` it fetches the 510 PDFs of p
 PDF processor's) test and sample folders, from its module zip on the Go module proxy: the files
 its tests read (ITU-T and Adobe specifications, scanned book chapters, papers, slides, forms,
 PDF 2.0 samples of the PDF Association) and the files its commands wrote from them (stamps and
-watermarks in 30 languages' scripts, booklets, n-up and cut pages, posters, filled forms, font
+watermarks in 32 languages and scripts, booklets, n-up and cut pages, posters, filled forms, font
 tables, signatures). Every PDF of pkg/testdata and pkg/samples, less copies of the same bytes;
 their local names keep the whole path, since the stamp and watermark folders share file names.
 """

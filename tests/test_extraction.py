@@ -16,6 +16,7 @@ import pytest
 
 import scan_pages
 from conftest import text_pdf
+from make_test_fixtures import assemble_pdf
 from pipeline.batch import discovery
 from pipeline.batch.runner import run_stage
 from pipeline.cli.main import main as cli_main
@@ -203,20 +204,11 @@ def grid_pdf(path: Path, lines: int, size: float = 800.0) -> Path:
     ops += ["BT /F1 12 Tf 1 0 0 1 20 830 Tm (Register of processing activities) Tj /F1 4 Tf"]
     ops += [f"1 0 0 1 21 {21 + i * step:.2f} Tm (row{i}) Tj" for i in range(0, lines, 10)]
     content = "\n".join([*ops, "ET"]).encode()
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 840 850] /Contents 4 0 R "
-               b"/Resources << /Font << /F1 5 0 R >> >> >>",
-               b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
-               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
-    out, offsets = bytearray(b"%PDF-1.4\n"), []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    path.write_bytes(bytes(out))
+    path.write_bytes(assemble_pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 840 850] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]))
     return path
 
 
