@@ -115,14 +115,7 @@ def _sdist(pkg: dict) -> Path:
     url = next((urllib.parse.urljoin(api, f["url"]) for f in files if f["filename"] == pkg["sdist"]), None)
     if url is None:
         raise FetchError(f"{pkg['package']}=={pkg['version']}: the index lists no {pkg['sdist']}")
-    DOWNLOADS.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".part")
-    with urllib.request.urlopen(url, timeout=300) as response, open(partial, "wb") as out:
-        shutil.copyfileobj(response, out)
-    if (got := sha256_file(partial)) != pkg["sdist_sha256"]:
-        partial.unlink()
-        raise FetchError(f"{pkg['sdist']}: sha256 {got} != pinned {pkg['sdist_sha256']}")
-    return partial.rename(path)
+    return _download_checked(url, path, pkg["sdist_sha256"])
 
 
 def _module_zip(pkg: dict) -> Path:
@@ -130,14 +123,17 @@ def _module_zip(pkg: dict) -> Path:
     path = DOWNLOADS / pkg["module_zip"]
     if path.exists() and sha256_file(path) == pkg["module_zip_sha256"]:
         return path
-    url = f"{GO_PROXY}/{pkg['module']}/@v/{pkg['version']}.zip"
+    return _download_checked(f"{GO_PROXY}/{pkg['module']}/@v/{pkg['version']}.zip", path, pkg["module_zip_sha256"])
+
+
+def _download_checked(url: str, path: Path, sha256: str) -> Path:
     DOWNLOADS.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".part")
     with urllib.request.urlopen(url, timeout=300) as response, open(partial, "wb") as out:
         shutil.copyfileobj(response, out)
-    if (got := sha256_file(partial)) != pkg["module_zip_sha256"]:
+    if (got := sha256_file(partial)) != sha256:
         partial.unlink()
-        raise FetchError(f"{pkg['module_zip']}: sha256 {got} != pinned {pkg['module_zip_sha256']}")
+        raise FetchError(f"{path.name}: sha256 {got} != pinned {sha256}")
     return partial.rename(path)
 
 
