@@ -16,6 +16,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from pipeline.extraction.annotations import page_annotations
+
 MAX_DEPTH = 2  # a file attached to an attached file is read; one level further down is not
 MAX_BYTES = 256 << 20  # a bigger embedded file (a video, a disk image) is named in the log, never loaded
 UNSAFE_NAME = re.compile(r"[^\w.-]+")
@@ -65,16 +67,11 @@ def annotation_files(pdf, page, page_no: int) -> list[EmbeddedFile]:
     import pypdfium2.raw as pdfium_c
 
     files = []
-    for index in range(pdfium_c.FPDFPage_GetAnnotCount(page.raw)):
-        annotation = pdfium_c.FPDFPage_GetAnnot(page.raw, index)
-        try:
-            if pdfium_c.FPDFAnnot_GetSubtype(annotation) != pdfium_c.FPDF_ANNOT_FILEATTACHMENT:
-                continue
+    for annotation in page_annotations(page):
+        if pdfium_c.FPDFAnnot_GetSubtype(annotation) == pdfium_c.FPDF_ANNOT_FILEATTACHMENT:
             raw = pdfium_c.FPDFAnnot_GetFileAttachment(annotation)
             if raw:
                 files.append(_embedded(pdfium.PdfAttachment(raw, pdf), f"attachment on page {page_no}"))
-        finally:
-            pdfium_c.FPDFPage_CloseAnnot(annotation)
     return files
 
 
