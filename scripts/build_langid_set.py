@@ -125,12 +125,14 @@ def read_mo(path: Path) -> dict[str, str]:
     return catalog
 
 
-def translation_records(path: Path) -> list[tuple[str, list[str]]]:
-    """(synopsis, body paragraphs) of each description in a Translation-XX file."""
-    out = []
+def translation_records(path: Path) -> dict[str, tuple[str, list[str]]]:
+    """Description-md5 (the English original's) -> (synopsis, body paragraphs) of each
+    description in a Translation-XX file; verbatim blocks and lists (indented lines) left out."""
+    out = {}
     for record in path.read_text(encoding="utf-8").split("\n\n"):
+        md5 = re.search(r"^Description-md5: (\w+)$", record, re.MULTILINE)
         match = re.search(r"^Description-(?!md5)[\w-]+: (.*)$((?:\n .*)*)", record, re.MULTILINE)
-        if not match:
+        if not md5 or not match:
             continue
         paragraphs, lines = [], []
         for line in match.group(2).split("\n")[1:]:
@@ -140,12 +142,8 @@ def translation_records(path: Path) -> list[tuple[str, list[str]]]:
             else:
                 lines.append(line[1:])
         paragraphs.append(lines)
-        bodies = []
-        for lines in paragraphs:
-            if any(l.startswith(" ") for l in lines):  # verbatim blocks and lists
-                continue
-            bodies.append(join_lines(lines))
-        out.append((match.group(1).strip(), [b for b in bodies if b]))
+        bodies = [join_lines(p) for p in paragraphs if not any(l.startswith(" ") for l in p)]
+        out[md5.group(1)] = (match.group(1).strip(), [b for b in bodies if b])
     return out
 
 
@@ -225,7 +223,7 @@ def collect(roots: dict[str, Path], translations: dict[str, Path]) -> dict[tuple
         add(text, "en", "", "message", origin)
     for locale, path in translations.items():
         lang, variant = LOCALES.get(locale, (locale, ""))
-        for synopsis, bodies in translation_records(path):
+        for synopsis, bodies in translation_records(path).values():
             add(synopsis, lang, variant, "message", f"Translation-{locale}:synopsis")
             for body in bodies:
                 add(body, lang, variant, "paragraph", f"Translation-{locale}:paragraph")
