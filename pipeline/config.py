@@ -51,6 +51,10 @@ class LanguageConfig(_Section):
     # Text of at most this many words that fastText reads as an unconfigured language
     # takes the best configured language in its top five (pipeline.text.langid).
     short_text_words: int = 15
+    # A document the configured languages cover less than min_confidence of loads its sections
+    # in configured languages (pipeline.text.block_languages.configured_sections); false
+    # quarantines it whole.
+    configured_sections: bool = True
 
 
 class ExtractionConfig(_Section):

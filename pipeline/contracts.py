@@ -142,7 +142,8 @@ class ExtractedDocument(BaseModel):
 class RemovedSpan(BaseModel):
     page_no: int
     text: str
-    reason: Literal["running_header_footer", "page_number", "watermark", "ocr_garbage"]
+    # other_language: outside the configured-language sections of a document in several languages
+    reason: Literal["running_header_footer", "page_number", "watermark", "ocr_garbage", "other_language"]
     line_no: int | None = None  # the line's index on its page (0-based, across blocks)
     bbox: tuple[float, float, float, float] | None = None  # its block's box on the page
 
@@ -182,6 +183,9 @@ class CleanedDocument(BaseModel):
     lang_shares: dict[str, float] = Field(default_factory=dict)  # language -> share of the letters
     lang_spans: list[LangSpan] = Field(default_factory=list)  # runs of blocks in one language, in order
     attachments: list[AttachmentSpan] = Field(default_factory=list)  # embedded files read, in order
+    # language -> share of the document's letters left out: sections in languages not configured
+    # (pipeline.text.block_languages.configured_sections); empty when the text is loaded whole
+    left_out: dict[str, float] = Field(default_factory=dict)
 
     def attachment_at(self, offset: int) -> AttachmentSpan | None:
         return next((a for a in self.attachments if a.start <= offset < a.end), None)

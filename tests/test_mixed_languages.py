@@ -90,12 +90,75 @@ def test_norwegian_is_quarantined_with_shares(settings):
     assert "'no'" in err.value.detail and "cover 0%" in err.value.detail
 
 
-def test_text_partly_uncovered_is_quarantined_with_shares(settings):
+def test_text_partly_uncovered_loads_its_configured_sections(settings):
     paragraphs = [ENGLISH] * 8 + norwegian_paragraphs(6)[:1]
-    with pytest.raises(DocumentError) as err:
-        language.clean_and_detect(document([paragraphs]), settings)
+    cleaned = language.clean_and_detect(document([paragraphs]), settings)
+    assert cleaned.lang == "en" and cleaned.text.count(ENGLISH) == 8
+    assert norwegian_paragraphs(6)[0] not in cleaned.text and set(cleaned.left_out) == {"no"}
+    assert [(r.page_no, r.reason) for r in cleaned.removed] == [(1, "other_language")]
+    whole = settings.model_copy(update={"language": settings.language.model_copy(update={"configured_sections": False})})
+    with pytest.raises(DocumentError) as err:  # as before, where an operator wants such documents kept out
+        language.clean_and_detect(document([paragraphs]), whole)
     assert err.value.reason == "low_language_confidence"
     assert "'en'" in err.value.detail and "'no'" in err.value.detail
+
+
+def apt_messages(locale: str) -> list[str]:
+    """apt's own translations of its longest messages (the same five in every language below),
+    one line each: real text in the languages of a leaflet's markets."""
+    catalogs = {loc: read_mo(APT_LOCALE / loc / "LC_MESSAGES" / "apt.mo") for loc in LEAFLET if loc != "en"}
+    shared = sorted((m for m in catalogs["de"] if "%" not in m and 100 < len(m) < 400
+                     and all(catalogs[loc].get(m, m) != m for loc in LEAFLET if loc != "en")), key=len, reverse=True)
+    return [" ".join((m if locale == "en" else catalogs[locale][m]).split()) for m in shared[:5]]
+
+
+APT_LOCALE = Path("/usr/share/locale")
+LEAFLET = ["en", "de", "fr", "it", "es", "pt", "da", "nl", "ja"]  # a market order: English first
+
+
+def test_a_leaflet_in_many_languages_loads_its_configured_sections(settings):
+    """The same text once per market, as a safety leaflet or a declaration of conformity prints
+    it: the configured languages cover less than half of it. Their sections are loaded, the
+    French, Italian, Portuguese, Danish and Dutch ones left out and named, and nothing of them
+    is in the text."""
+    pages = [[name, "\n".join(apt_messages(loc)[:2]), "\n".join(apt_messages(loc)[2:])]
+             for loc, name in zip(LEAFLET, ["English", "Deutsch", "Français", "Italiano", "Español", "Português",
+                                            "Dansk", "Nederlands", "日本語"])]
+    cleaned = language.clean_and_detect(document(pages), settings)
+    for loc in LEAFLET:
+        kept = [message in cleaned.text for message in apt_messages(loc)]
+        assert all(kept) if loc in settings.languages else not any(kept), (loc, kept)
+    assert {span.lang for span in cleaned.lang_spans} == {"en", "de", "es", "ja"}
+    assert {"fr", "it", "pt", "da", "nl"} <= set(cleaned.left_out) and 0.4 < sum(cleaned.left_out.values()) < 0.7
+    assert {r.page_no for r in cleaned.removed if r.reason == "other_language"} == {3, 4, 6, 7, 8}
+
+
+def leaflet_pdf(path: Path) -> Path:
+    """The leaflet as a PDF, about two languages a page."""
+    from conftest import text_pdf
+
+    return text_pdf("\n\n\n".join("\n\n".join(apt_messages(loc)) for loc in LEAFLET), path, lines_per_page=30)
+
+
+def test_a_leaflet_pdf_loads_its_configured_sections(settings, tmp_path):
+    """Through the real extraction."""
+    from pipeline.stages import extract
+
+    cleaned = language.clean_and_detect(extract.extract_file(leaflet_pdf(tmp_path / "leaflet.pdf"), settings), settings)
+    for loc in LEAFLET:
+        kept = [m[:20] in cleaned.text for m in apt_messages(loc)]  # a message starts a line
+        assert all(kept) if loc in settings.languages else not any(kept), (loc, kept)
+
+
+@pytest.mark.parametrize("locale", ["pt", "gl", "ca", "it", "nl"])
+def test_a_document_in_a_neighbouring_language_stays_quarantined(settings, locale):
+    """Portuguese and Galician read as Spanish, Dutch as German, a paragraph at a time: no section
+    of such a document stands as Spanish or German (apt's own messages in the language)."""
+    messages = sorted(read_mo(APT_LOCALE / locale / "LC_MESSAGES" / "apt.mo").values(), key=len, reverse=True)
+    paragraphs = [" ".join(m.split()) for m in messages if "%" not in m][:40]
+    with pytest.raises(DocumentError) as err:
+        language.clean_and_detect(document([paragraphs[i:i + 8] for i in range(0, 40, 8)]), settings)
+    assert err.value.reason == "unsupported_language"
 
 
 @pytest.fixture(scope="module")
@@ -107,8 +170,10 @@ def bilingual_run(settings, weaviate_server, sample_corpus, tmp_path_factory):
     (source / "mixed").mkdir(parents=True)
     pdf = side_by_side(sample_corpus / "en" / "maint-guide.pdf", sample_corpus / "zh" / "maint-guide.pdf",
                        source / "mixed" / "maint-guide.en-zh.pdf")
+    leaflet = leaflet_pdf(source / "mixed" / "leaflet.pdf")
     run_id, state = run_dag("corpus_refresh", {"paths": [], "force": False}, settings)
-    return {"run_id": run_id, "state": state, "doc_id": doc_id_for(pdf, source)}
+    return {"run_id": run_id, "state": state, "doc_id": doc_id_for(pdf, source),
+            "leaflet_id": doc_id_for(leaflet, source)}
 
 
 def test_bilingual_document_is_loaded_with_per_chunk_languages(bilingual_run, settings, weaviate_server):
@@ -126,3 +191,16 @@ def test_bilingual_document_is_loaded_with_per_chunk_languages(bilingual_run, se
             assert han >= 2, props["text"][:80]
         else:
             assert han <= 0.1 * letters, props["text"][:80]
+
+
+def test_a_leaflet_loads_its_configured_sections_and_names_what_it_left_out(bilingual_run, settings,
+                                                                           weaviate_server):
+    collection = weaviate_server.collections.get(settings.weaviate.collection)
+    chunks = [p for _, p, _ in vector_store.iterate_objects(collection) if p["doc_id"] == bilingual_run["leaflet_id"]]
+    assert {p["lang"] for p in chunks} == {"en", "de", "es", "ja"}
+    text = "\n".join(p["text"] for p in chunks)
+    assert not any(m[:20] in text for loc in ("fr", "it", "pt", "da", "nl") for m in apt_messages(loc))
+    registry = DocumentRegistry(settings.document_registry_path)
+    assert registry.get(bilingual_run["leaflet_id"]).status == "loaded"
+    (row,) = [d for d in registry.batches()[-1].summary["documents"] if d["doc_id"] == bilingual_run["leaflet_id"]]
+    assert {"fr", "it", "pt", "da", "nl"} <= set(row["left_out"])

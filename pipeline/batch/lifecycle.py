@@ -86,6 +86,8 @@ def finish_batch(batch_id: str, results: list[dict[str, Any]], outcome: dict[str
             registry.record_document(result.doc_id, source.source_path, **fields)
             row.update(status=status, lang=cleaned.lang, lang_confidence=cleaned.lang_confidence,
                        pages=len(extracted.pages), extraction=fields["extraction"], chunks=len(chunked.chunks))
+            if cleaned.left_out:  # sections in languages not configured, not loaded
+                row["left_out"] = cleaned.left_out
         documents.append(row)
     if promoted:
         _record_sync(manifest, registry)

@@ -161,6 +161,7 @@ def cmd_stage(args: argparse.Namespace) -> int:
 def _print_batch(batch_id: str) -> None:
     from pipeline.batch.retention import pruned_record
     from pipeline.stores.document_registry import DocumentRegistry
+    from pipeline.text.block_languages import describe_shares
     from pipeline.workspace import Workspace
 
     batch = DocumentRegistry(get_settings().document_registry_path).batch(batch_id)
@@ -182,7 +183,8 @@ def _print_batch(batch_id: str) -> None:
         rows.append({"doc": Path(d["source_path"]).name, "lang": d.get("lang", "-"),
                      "conf": f"{d['lang_confidence']:.2f}" if d.get("lang_confidence") is not None else "-",
                      "pages": d.get("pages", "-"), "method": d.get("extraction", "-"), "chunks": d.get("chunks", 0),
-                     "status": d["status"] + (f": {d['reason']}" if d.get("reason") else "")})
+                     "status": d["status"] + (f": {d['reason']}" if d.get("reason") else "")
+                     + (f" (left out {describe_shares(d['left_out'])})" if d.get("left_out") else "")})
     if rows:
         print(_table(rows, [("doc", "document"), ("lang", "lang"), ("conf", "conf"), ("pages", "pages"),
                             ("method", "extraction"), ("chunks", "chunks"), ("status", "status")]))

@@ -3,10 +3,15 @@
 Cleaning first (pipeline.text.cleaning), then a language per block (pipeline.text.block_languages):
 each block keeps its own language in ``CleanedDocument.lang_spans``, the document its main
 one. A document whose text the configured languages do not cover (below the confidence
-threshold) is quarantined with the per-language shares.
+threshold) loads its sections in configured languages, and names the languages it left out
+(``CleanedDocument.left_out``); one without such a section is quarantined with the
+per-language shares.
 """
 
 from __future__ import annotations
+
+import logging
+from collections import Counter
 
 from pipeline.config import Settings
 from pipeline.contracts import (
@@ -17,6 +22,7 @@ from pipeline.contracts import (
     ExtractedDocument,
     LangSpan,
     PageSpan,
+    RemovedSpan,
     StageResult,
 )
 from pipeline.extraction.tables import CELL_SEPARATOR
@@ -24,6 +30,7 @@ from pipeline.stages import EXTRACT, LANGUAGE
 from pipeline.text.block_languages import (
     MIN_DETECT_LETTERS,
     BlockLanguages,
+    configured_sections,
     describe_shares,
     label_blocks,
     weighted_letters,
@@ -32,6 +39,8 @@ from pipeline.text.cleaning import KeptBlock, clean_pages
 from pipeline.text.garbage import is_ocr_garbage
 from pipeline.text.langid import detect_block
 from pipeline.workspace import Workspace
+
+log = logging.getLogger(__name__)
 
 
 def detect_document(pages: list[tuple[int, list[KeptBlock]]], settings: Settings) -> tuple[str, float]:
@@ -81,6 +90,38 @@ def name_attachments(doc: ExtractedDocument, kept_pages: list[tuple[int, list[Ke
     return starts
 
 
+def keep_configured_sections(kept_pages: list[tuple[int, list[KeptBlock]]], kept_text: list[str | None],
+                             attachment_starts: dict[int, int],
+                             settings: Settings) -> tuple[list[RemovedSpan], dict[str, float]]:
+    """Keep in ``kept_pages`` (in place) the text ``configured_sections`` chose, and each embedded
+    file's name line: the lines removed, and the share of the document's letters left out per
+    language."""
+    texts = iter(kept_text)
+    language = "und"  # of the text dropped last: a heading too short to read goes with it
+    removed: list[RemovedSpan] = []
+    left_out: Counter[str] = Counter()
+    for page_no, page_blocks in kept_pages:
+        kept_blocks = []
+        for index, (text, kind) in enumerate(page_blocks):
+            kept = next(texts)
+            if index == 0 and page_no in attachment_starts:
+                kept = text
+            if kept is not None:
+                kept_blocks.append((kept, kind))
+            kept_lines = set((kept or "").splitlines())
+            dropped = "\n".join(line for line in text.splitlines() if line.strip() and line not in kept_lines)
+            if dropped:
+                removed.append(RemovedSpan(page_no=page_no, text=dropped, reason="other_language"))
+                letters = weighted_letters(dropped)
+                if letters >= MIN_DETECT_LETTERS:
+                    language = detect_block(dropped, settings)[0]
+                left_out[language] += letters
+        page_blocks[:] = kept_blocks
+    total = sum(weighted_letters(text) for _, page_blocks in kept_pages for text, _ in page_blocks)
+    total = total + sum(left_out.values()) or 1
+    return removed, {lang: round(n / total, 4) for lang, n in left_out.most_common()}
+
+
 def clean_and_detect(doc: ExtractedDocument, settings: Settings) -> CleanedDocument:
     kept_pages, removed = clean_pages(doc, settings)
     attachment_starts = name_attachments(doc, kept_pages)
@@ -96,11 +137,20 @@ def clean_and_detect(doc: ExtractedDocument, settings: Settings) -> CleanedDocum
                                            f"({len(removed)} line(s) removed)")
         raise DocumentError("no_text", f"{name}: too little text to tell its language ({letters} letter(s) "
                                        f"in readable lines, fewer than {MIN_DETECT_LETTERS})")
+    left_out: dict[str, float] = {}
     if found.coverage < settings.language.min_confidence:
         reason = "unsupported_language" if found.main not in settings.languages else "low_language_confidence"
-        raise DocumentError(reason, f"{name}: the configured languages ({', '.join(settings.languages)}) cover "
-                                    f"{found.coverage:.0%} of the text < {settings.language.min_confidence:.0%}; "
-                                    f"shares {describe_shares(found.shares)}")
+        coverage = (f"the configured languages ({', '.join(settings.languages)}) cover {found.coverage:.0%} of the "
+                    f"text < {settings.language.min_confidence:.0%}; shares {describe_shares(found.shares)}")
+        kept_text = configured_sections(blocks, settings) if settings.language.configured_sections else []
+        if not any(kept_text):
+            raise DocumentError(reason, f"{name}: {coverage}")
+        other_language, left_out = keep_configured_sections(kept_pages, kept_text, attachment_starts, settings)
+        removed += other_language
+        log.warning("%s: %s; loaded its sections in configured languages, left out %s", name, coverage,
+                    describe_shares(left_out))
+        blocks = [(text, kind) for _, page_blocks in kept_pages for text, kind in page_blocks]
+        found = label_blocks([text if kind == "text" else "" for text, kind in blocks], settings)
     # Blocks and pages are joined by a blank line: paragraph boundaries survive as "\n\n".
     text_parts: list[str] = []
     spans: list[PageSpan] = []
@@ -138,6 +188,7 @@ def clean_and_detect(doc: ExtractedDocument, settings: Settings) -> CleanedDocum
         doc_id=doc.doc_id, source_path=doc.source_path, sha256=doc.sha256, lang=found.main,
         lang_confidence=round(found.coverage, 4), lang_shares=found.shares, lang_spans=lang_spans,
         text="\n\n".join(text_parts), pages=spans, tables=tables, removed=removed, attachments=attachments,
+        left_out=left_out,
         extraction_methods=sorted({p.method for p in doc.pages}), engines=doc.engines,
     )
 

@@ -2,8 +2,10 @@
 document's main language, and how much of the text the configured languages cover.
 
 A mixed document (a contract in English and Chinese side by side, a manual with long
-English passages) is accepted when its languages are configured; what is quarantined is
-text the configured languages do not cover. Smoothing keeps monolingual documents whole:
+English passages) is accepted when its languages are configured. Of a document they cover less
+of (``language.min_confidence``: a leaflet printing one text for each of its markets), only
+the sections in configured languages are kept (``configured_sections``); one without any is
+quarantined. Smoothing keeps monolingual documents whole:
 a block leaves the main language only when it is long enough to be a paragraph of its own
 (``language.block_min_letters``) and clearly detected; a shorter block (a heading, a list
 item, a code line) keeps its own reading only when that is one of the document's languages
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from itertools import groupby
 
 from pipeline.config import Settings
 from pipeline.text.langid import CJK, KANA, detect_block
@@ -81,3 +84,100 @@ def label_blocks(texts: list[str], settings: Settings) -> BlockLanguages:
 
 def describe_shares(shares: dict[str, float]) -> str:
     return ", ".join(f"'{lang}' {share:.0%}" for lang, share in shares.items())
+
+
+# A section in a configured language, kept from a document the configured languages do not
+# cover: this many weighted letters at least, read at this mean fastText score or above.
+# Chosen on the tuning half of the mixed-language set (scripts/build_mixed_language_set.py):
+# 94 % of the configured sections' letters kept, no document in a neighbouring language
+# (Portuguese, Italian, Danish ...) loaded; docs/benchmarks.md, "Documents in several languages".
+SECTION_MIN_LETTERS = 100
+SECTION_MIN_SCORE = 0.7
+# A configured language kept in this many runs or more must be read at SURE_SCORE on average
+# (a Galician manual read as Spanish paragraph by paragraph, in the robustness corpus).
+SCATTERED_RUNS = 3
+SURE_SCORE = 0.9
+
+
+@dataclass
+class _Unit:
+    block: int  # index of the block it comes from
+    text: str
+    letters: int
+    reading: tuple[str, float] | None  # fastText's own, None when too short to read
+    label: str | None = None  # the section it belongs to
+    keep: bool = False
+
+
+def _units(blocks: list[tuple[str, str]], settings: Settings) -> list[_Unit]:
+    """Each text block read on its own (fastText's reading, without the configured runner-up a
+    short text gets: a Galician line would pass for Spanish); a block of several lines read
+    as no language surely (a page printing a sentence per language) as its lines; a table as
+    one unit without letters."""
+    def unit(i: int, text: str) -> _Unit:
+        letters = weighted_letters(text)
+        reading = detect_block(text, settings, prefer_configured=False) if letters >= MIN_DETECT_LETTERS else None
+        return _Unit(i, text, letters, reading)
+
+    units = []
+    for i, (text, kind) in enumerate(blocks):
+        if kind != "text":
+            units.append(_Unit(i, text, 0, None))
+            continue
+        whole = unit(i, text)
+        lines = [line for line in text.splitlines() if line.strip()]
+        if len(lines) > 1 and (whole.reading is None or whole.reading[1] < SECTION_MIN_SCORE):
+            units += [unit(i, line) for line in lines]
+        else:
+            units.append(whole)
+    return units
+
+
+def _label_sections(units: list[_Unit]) -> None:
+    """A unit read takes its reading; one too short to read the section of the next one read (a
+    heading stands above its text); one without letters (a table, a number), and what is
+    left at the end, the section of the one before."""
+    following: str | None = None
+    for unit in reversed(units):
+        unit.label = unit.reading[0] if unit.reading else (following if unit.letters else None)
+        following = unit.label or following
+    preceding: str | None = None
+    for unit in units:
+        unit.label = unit.label or preceding
+        preceding = unit.label
+
+
+def _mean_score(units: list[_Unit]) -> float:
+    read = [u for u in units if u.reading]
+    return sum(u.letters * u.reading[1] for u in read) / max(1, sum(u.letters for u in read))
+
+
+def configured_sections(blocks: list[tuple[str, str]], settings: Settings) -> list[str | None]:
+    """The text to keep of each block (text, kind) of a document in several languages: the
+    sections written in a configured language, as a leaflet, a declaration of conformity or a
+    manual prints one text for each of its markets; None for a block of another language.
+
+    Each unit (``_units``) takes its own reading, not the document's smoothed label: here the
+    next block is as likely to be in another language as in this one. A run of units in one
+    configured language is kept when it holds ``SECTION_MIN_LETTERS`` and was read at
+    ``SECTION_MIN_SCORE`` on average: a Portuguese paragraph read as Spanish is short or
+    unsure, a Spanish section neither. A leaflet prints each language once, a manual once a
+    chapter: a language kept in ``SCATTERED_RUNS`` runs or more between another language's
+    text is that text misread, unless it was read surely (``SURE_SCORE``)."""
+    units = _units(blocks, settings)
+    _label_sections(units)
+    runs = [list(group) for _, group in groupby(units, key=lambda u: u.label)]
+    kept_runs: dict[str, list[list[_Unit]]] = {}
+    for run in runs:
+        if run[0].label in settings.languages and sum(u.letters for u in run) >= SECTION_MIN_LETTERS \
+                and _mean_score(run) >= SECTION_MIN_SCORE:
+            kept_runs.setdefault(run[0].label, []).append(run)
+    for lang_runs in kept_runs.values():
+        if len(lang_runs) < SCATTERED_RUNS or _mean_score([u for run in lang_runs for u in run]) >= SURE_SCORE:
+            for unit in (u for run in lang_runs for u in run):
+                unit.keep = True
+    kept: list[list[str]] = [[] for _ in blocks]
+    for unit in units:
+        if unit.keep:
+            kept[unit.block].append(unit.text)
+    return ["\n".join(parts) if parts else None for parts in kept]

@@ -103,7 +103,7 @@ def in_capitals(text: str) -> bool:
     return len(cased) >= 8 and sum(ch.isupper() for ch in cased) >= 0.8 * len(cased)
 
 
-def detect_block(text: str, settings: Settings, query: bool = False) -> tuple[str, float]:
+def detect_block(text: str, settings: Settings, query: bool = False, prefer_configured: bool = True) -> tuple[str, float]:
     """Language of one piece of text, with CJK disambiguation and acronym masking.
 
     1. fastText lid.176 on the text without URLs, mail addresses and paths, with Latin
@@ -113,7 +113,9 @@ def detect_block(text: str, settings: Settings, query: bool = False) -> tuple[st
     2. Short text that fastText reads as an unconfigured language (technical English read
        as French, Spanish as Portuguese) takes the best configured language among its
        top five if that one has at least a tenth of the top score; a text that is
-       clearly another language keeps it (and its document is quarantined).
+       clearly another language keeps it (and its document is quarantined). Not where
+       ``prefer_configured`` is False: telling a document's sections apart, a Galician line
+       read as Spanish would be loaded as Spanish.
     3. Han text: kana make it Japanese; without kana the character forms decide
        (``han_script_vote``). Text counts as CJK when its Han/kana characters, weighted
        three letters each, outweigh the Latin letters left after masking (a Japanese
@@ -134,7 +136,7 @@ def detect_block(text: str, settings: Settings, query: bool = False) -> tuple[st
         masked = " ".join(masked.split()) or text
     ranked = _fasttext().detect(masked, model=settings.language.model, k=5)
     lang, score = ranked[0]["lang"], float(ranked[0]["score"])
-    if lang not in settings.languages and len(text.split()) <= settings.language.short_text_words:
+    if prefer_configured and lang not in settings.languages and len(text.split()) <= settings.language.short_text_words:
         configured = [r for r in ranked if r["lang"] in settings.languages]
         if configured and configured[0]["score"] >= 0.1 * score:
             lang, score = configured[0]["lang"], float(configured[0]["score"])
@@ -159,3 +161,4 @@ def language_candidates(text: str, settings: Settings, k: int = 3) -> list[str]:
     best, _ = detect_block(text, settings)
     ranked = _fasttext().detect(" ".join(text.split()), model=settings.language.model, k=k)
     return [best] + [r["lang"] for r in ranked if r["lang"] != best][: k - 1]
+
