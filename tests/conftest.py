@@ -154,7 +154,7 @@ def source_dir(settings) -> Path:
     return path
 
 
-def text_pdf(text: str, path: Path, lines_per_page: int = 55, family: str = "DejaVu Sans") -> Path:
+def text_pdf(text: str, path: Path, lines_per_page: int = 55, family: str | list[str] = "DejaVu Sans") -> Path:
     """A born-digital PDF (real text layer, embedded TrueType font) of ``text``, one line
     per text line, wrapped at 95 characters: for documents only available as text."""
     import textwrap

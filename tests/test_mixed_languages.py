@@ -137,7 +137,8 @@ def leaflet_pdf(path: Path) -> Path:
     """The leaflet as a PDF, about two languages a page."""
     from conftest import text_pdf
 
-    return text_pdf("\n\n\n".join("\n\n".join(apt_messages(loc)) for loc in LEAFLET), path, lines_per_page=30)
+    return text_pdf("\n\n\n".join("\n\n".join(apt_messages(loc)) for loc in LEAFLET), path, lines_per_page=30,
+                    family=["DejaVu Sans", "Noto Sans CJK JP"])  # the second for the Japanese
 
 
 def test_a_leaflet_pdf_loads_its_configured_sections(settings, tmp_path):
@@ -204,3 +205,14 @@ def test_a_leaflet_loads_its_configured_sections_and_names_what_it_left_out(bili
     assert registry.get(bilingual_run["leaflet_id"]).status == "loaded"
     (row,) = [d for d in registry.batches()[-1].summary["documents"] if d["doc_id"] == bilingual_run["leaflet_id"]]
     assert {"fr", "it", "pt", "da", "nl"} <= set(row["left_out"])
+
+
+def test_a_german_question_finds_the_leaflets_german_section_with_its_other_sections_under_it(
+        bilingual_run, settings, weaviate_server):
+    from pipeline.retrieval import search
+
+    result = search("Warum konnten einige Pakete nicht installiert werden?", settings)
+    first = result.groups[0]
+    assert first.shown.doc_id == bilingual_run["leaflet_id"] and first.shown.lang == "de"
+    assert sorted((t.doc_id, t.lang) for t in first.translations) == [
+        (bilingual_run["leaflet_id"], lang) for lang in ("en", "es", "ja")]

@@ -94,6 +94,31 @@ def test_a_batch_pairs_its_translations_and_leaves_look_alikes_alone():
     assert paired == {"guide-en": [en, de, ja], "guide-de": [de, en, ja], "licence-zh": [zh], "notice-ja": [ja, de, en]}
 
 
+def test_a_document_whose_sections_translate_each_other_is_told_from_one_with_untranslated_paragraphs():
+    """A leaflet (one text in English, German and Japanese, one section after another) translates
+    itself; a German manual that left paragraphs in English does not, even where one of them
+    has a German counterpart."""
+    text = document(4)
+    leaflet = pairing.LoadedDocument("leaflet@x", np.vstack([text, translated(text), translated(text)]),
+                                     ["en"] * 4 + ["de"] * 4 + ["ja"] * 4)
+    assert pairing.translates_itself(leaflet, BAR)
+    german = document(12)
+    manual = pairing.LoadedDocument("manual@y", np.vstack([german[:5], look_alike(german, 3, {1: 6}), german[5:]]),
+                                    ["de"] * 5 + ["en"] * 3 + ["de"] * 7)
+    assert not pairing.translates_itself(manual, BAR)
+    # one paragraph left in English, translated in the German text too (the sample corpus's
+    # German guide): one chunk pair, no translated document
+    quoted = pairing.LoadedDocument("manual@z", np.vstack([german, translated(german[6:7])]), ["de"] * 12 + ["en"])
+    assert not pairing.translates_itself(quoted, BAR)
+    # the load step marks every chunk of the leaflet, none of another document
+    sections = objects_of("leaflet", "e" * 64, "en", np.vstack([text, translated(text)]))
+    for _, properties, _ in sections[4:]:
+        properties["lang"] = "de"
+    within = {p["doc_id"]: p["translated_within"]
+              for _, p, _ in pairing.with_partners(sections + objects_of("manual", "f" * 64, "de", german), BAR)}
+    assert within == {"leaflet": True, "manual": False}
+
+
 def test_the_load_step_pairs_a_new_document_with_its_translation_in_the_live_collection(settings, weaviate_server):
     """The real server: the batch's German guide finds its English original among the live
     chunks (other-language neighbours, then all its chunks read back), not the Chinese
@@ -141,6 +166,20 @@ def test_search_lists_only_chunks_of_paired_documents():
     one_sided = [chunk("en", "en", "arphic-en", v[0], 0.9, []), ranked[1], ranked[2]]
     groups = group_translations(fuse(one_sided, params), "en", "en", params)
     assert [sorted(c.uuid for c in g.members) for g in groups] == [["en", "zh"], ["mulan"]]
+
+
+def test_search_lists_a_leaflets_other_sections_under_the_one_shown():
+    """Chunks of one document in two languages collapse into one hit where its sections translate
+    each other, and stay two hits where they do not (a manual's untranslated paragraph)."""
+    params = FusionParams(lexical_weight=0.1, lexical_rank_offset=1, group_similarity=0.7)
+    v = unit_rows(np.array([[1, 0, 0], [1, 0.1, 0]], dtype=np.float32))
+    for within, expected in ((True, [["de", "en"]]), (False, [["de"], ["en"]])):
+        ranked = [chunk("de", "de", "leaflet", v[0], 0.9, []), chunk("en", "en", "leaflet", v[1], 0.85, [])]
+        for candidate in ranked:
+            candidate.properties["translated_within"] = within
+        groups = group_translations(fuse(ranked, params), "de", "en", params)
+        assert [sorted(c.uuid for c in g.members) for g in groups] == expected
+        assert groups[0].shown.uuid == "de"
 
 
 def test_a_collection_made_before_pairing_gets_the_property(settings, weaviate_server):

@@ -51,9 +51,9 @@ def key_doc_id(key: str) -> str:
 # read of a candidate; a search fetches only these for its hundred-odd candidates (parsing every
 # stored property cost more than ranking them, docs/benchmarks.md, "Search latency on the sample
 # corpus") and every property for the chunks it shows (`Retriever.complete`)
-CANDIDATE_PROPERTIES = ["text", "lang", "doc_id", "source_sha256", "source_path", "paired_documents", "chunk_id",
-                        "chunk_index", "page_start", "attachment", "attachment_page", "heading_path", "clause_id",
-                        "clause_number", "clause_numbers"]
+CANDIDATE_PROPERTIES = ["text", "lang", "doc_id", "source_sha256", "source_path", "paired_documents",
+                        "translated_within", "chunk_id", "chunk_index", "page_start", "attachment", "attachment_page",
+                        "heading_path", "clause_id", "clause_number", "clause_numbers"]
 
 
 @dataclass
@@ -244,7 +244,8 @@ def group_translations(ranked: list[Candidate], query_lang: str, reference_lang:
     (the first ``max_groups`` groups).
 
     The best remaining candidate seeds a group; for every other language, one remaining
-    candidate of another document that may translate the seed's (``_may_translate``) joins
+    candidate of another document that may translate the seed's (``_may_translate``), or of
+    the seed's own where its sections translate each other (``translated_within``), joins
     when its similarity to the seed reaches ``group_similarity`` and
     - its clauses are numbered as the seed's (the most similar such candidate): translated
       documents keep their numbering, and cut a section into chunks at different sentences, so
@@ -285,8 +286,10 @@ def group_translations(ranked: list[Candidate], query_lang: str, reference_lang:
         free[seed] = False
         members = [seed]
         close = similarity[seed] >= params.group_similarity
+        # another document, or this one where its sections translate each other (a leaflet)
+        other_document = (docs != docs[seed]) | bool(ranked[seed].properties.get("translated_within"))
         for lang in dict.fromkeys(langs.tolist()):
-            pool = free & (langs == lang) & (docs != docs[seed]) & translatable[seed]
+            pool = free & (langs == lang) & other_document & translatable[seed]
             if lang == langs[seed] or not pool.any():
                 continue
             alike = [j for j in np.flatnonzero(pool & close) if keys[j] == keys[seed]] if keys[seed] else []

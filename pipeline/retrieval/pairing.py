@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from itertools import combinations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
@@ -159,13 +160,35 @@ def pair_batch(batch: dict[str, LoadedDocument], bar: float,
     return {k: sorted(v) for k, v in partners.items()}
 
 
+def translates_itself(document: LoadedDocument, bar: float) -> bool:
+    """Whether a document's sections in two languages translate each other (a leaflet printing
+    one text per market, a contract with its translation side by side): the evidence two
+    documents would give (``evidence``), read between its chunks of each two languages, with
+    the larger section matched as much as the smaller must be. A manual that left a paragraph
+    in English gives none: that one chunk may match a chunk of the manual's, but the manual's
+    language is not translated."""
+    rows: dict[str, list[int]] = {}
+    for row, lang in enumerate(document.langs):
+        rows.setdefault(lang, []).append(row)
+    for first, second in combinations(sorted(rows), 2):
+        found = evidence(document.vectors[rows[first]], document.vectors[rows[second]], bar)
+        if found.translation and found.matched >= SHARE_OF_SMALLER * max(len(rows[first]), len(rows[second])):
+            return True
+    return False
+
+
 def with_partners(objects: list[tuple[str, dict[str, Any], Any]], bar: float,
                   live_neighbours: Callable[[np.ndarray, list[str]], list[list[str]]] | None = None,
                   live_vectors: Callable[[str], np.ndarray] | None = None,
                   declared: dict[frozenset[str], bool] | None = None) -> list[tuple[str, dict[str, Any], Any]]:
     """The objects (uuid, properties, aligned vector), each with ``paired_documents``: its
-    document's key, then those of the documents that translate it (``pair_batch``)."""
-    partners = pair_batch(documents_of(objects), bar, live_neighbours, live_vectors, declared)
-    log.info("%d of %d document(s) translate another document", sum(bool(p) for p in partners.values()),
-             len(partners))
-    return [(u, {**p, "paired_documents": [document_key(p), *partners[document_key(p)]]}, v) for u, p, v in objects]
+    document's key, then those of the documents that translate it (``pair_batch``), and
+    ``translated_within``: whether its document's sections translate each other
+    (``translates_itself``)."""
+    documents = documents_of(objects)
+    partners = pair_batch(documents, bar, live_neighbours, live_vectors, declared)
+    within = {key: translates_itself(document, bar) for key, document in documents.items()}
+    log.info("%d of %d document(s) translate another document, %d translate themselves",
+             sum(bool(p) for p in partners.values()), len(partners), sum(within.values()))
+    return [(u, {**p, "paired_documents": [document_key(p), *partners[document_key(p)]],
+                 "translated_within": within[document_key(p)]}, v) for u, p, v in objects]

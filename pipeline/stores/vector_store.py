@@ -61,6 +61,9 @@ PROPERTIES: list[tuple[str, DataType]] = [
     # its document's key, then those of the documents found to translate it when it was loaded
     # (pipeline/retrieval/pairing.py); absent on chunks loaded before pairing
     ("paired_documents", DataType.TEXT_ARRAY),
+    # whether its document's sections in two languages translate each other (a leaflet, a
+    # bilingual contract); absent on chunks loaded before
+    ("translated_within", DataType.BOOL),
     # lineage
     ("source_sha256", DataType.TEXT),
     ("pipeline_version", DataType.TEXT),
