@@ -151,6 +151,40 @@ def test_a_leaflet_pdf_loads_its_configured_sections(settings, tmp_path):
         assert all(kept) if loc in settings.languages else not any(kept), (loc, kept)
 
 
+def apt_catalog(locale: str) -> dict[str, str]:
+    return read_mo(APT_LOCALE / locale / "LC_MESSAGES" / "apt.mo")
+
+
+def short_messages(locales: list[str], count: int) -> list[str]:
+    """apt's messages of 60-140 characters that every one of ``locales`` translates."""
+    catalogs = [apt_catalog(loc) for loc in locales]
+    return sorted((m for m in catalogs[0] if "%" not in m and 60 < len(m) < 140
+                   and all(c.get(m, m) != m and len(c[m]) < 140 for c in catalogs)), key=len, reverse=True)[:count]
+
+
+def test_short_paragraphs_in_other_languages_do_not_pass_for_the_main_one(settings):
+    """A notice with one short paragraph per language: each too short to leave the main
+    language's label, they were counted as English and loaded whole with it."""
+    locales = ["da", "it", "fr", "nl", "pt", "pl", "sv"]
+    english = short_messages(locales, 2)
+    paragraphs = [" ".join(m.split()) for m in english] + [" ".join(apt_catalog(loc)[english[0]].split())
+                                                           for loc in locales]
+    cleaned = language.clean_and_detect(document([paragraphs]), settings)
+    assert [p in cleaned.text for p in paragraphs] == [True, True] + [False] * len(locales)
+    assert set(cleaned.left_out) == set(locales)
+
+
+def test_a_paragraph_and_its_translation_one_after_the_other(settings):
+    """English and Danish, paragraph by paragraph (a bilingual notice): every English paragraph
+    read surely is kept, though only one of them reaches a section's 100 letters."""
+    danish = apt_catalog("da")
+    english = short_messages(["da"], 5)
+    paragraphs = [" ".join(text.split()) for m in english for text in (m, danish[m])]
+    cleaned = language.clean_and_detect(document([paragraphs]), settings)
+    kept = [p in cleaned.text for p in paragraphs]
+    assert not any(kept[1::2]) and sum(kept[0::2]) >= 4, kept
+
+
 @pytest.mark.parametrize("locale", ["pt", "gl", "ca", "it", "nl"])
 def test_a_document_in_a_neighbouring_language_stays_quarantined(settings, locale):
     """Portuguese and Galician read as Spanish, Dutch as German, a paragraph at a time: no section

@@ -75,7 +75,10 @@ def label_blocks(texts: list[str], settings: Settings) -> BlockLanguages:
         if label:
             text_letters[label] += n
             if found:
-                final[label] += n * found[1]
+                # a block read surely counts as its own language in the coverage, whatever its
+                # label: a leaflet's short paragraphs in seven languages, each under a fifth of
+                # the evidence, take the main language's label and were counted as covered
+                final[found[0] if found[1] >= SECTION_MIN_SCORE else label] += n * found[1]
     total, weight = sum(text_letters.values()), sum(final.values())
     shares = {lang: round(n / total, 4) for lang, n in text_letters.most_common()}
     coverage = sum(v for lang, v in final.items() if lang in settings.languages) / weight if weight else 0.0
@@ -93,7 +96,7 @@ def describe_shares(shares: dict[str, float]) -> str:
 # (Portuguese, Italian, Danish ...) loaded; docs/benchmarks.md, "Documents in several languages".
 SECTION_MIN_LETTERS = 100
 SECTION_MIN_SCORE = 0.7
-# A configured language kept in this many runs or more must be read at SURE_SCORE on average
+# A configured language with this many sections or more must be read at SURE_SCORE on average
 # (a Galician manual read as Spanish paragraph by paragraph, in the robustness corpus).
 SCATTERED_RUNS = 3
 SURE_SCORE = 0.9
@@ -159,21 +162,26 @@ def configured_sections(blocks: list[tuple[str, str]], settings: Settings) -> li
 
     Each unit (``_units``) takes its own reading, not the document's smoothed label: here the
     next block is as likely to be in another language as in this one. A run of units in one
-    configured language is kept when it holds ``SECTION_MIN_LETTERS`` and was read at
-    ``SECTION_MIN_SCORE`` on average: a Portuguese paragraph read as Spanish is short or
-    unsure, a Spanish section neither. A leaflet prints each language once, a manual once a
-    chapter: a language kept in ``SCATTERED_RUNS`` runs or more between another language's
+    configured language read at ``SECTION_MIN_SCORE`` on average is a section when it holds
+    ``SECTION_MIN_LETTERS``: a Portuguese paragraph read as Spanish is short or unsure, a
+    Spanish section neither. A language with a section keeps its shorter runs read so too (a
+    paragraph, then its translation). A leaflet prints each language once, a manual once a
+    chapter: a language with ``SCATTERED_RUNS`` sections or more between another language's
     text is that text misread, unless it was read surely (``SURE_SCORE``)."""
     units = _units(blocks, settings)
     _label_sections(units)
     runs = [list(group) for _, group in groupby(units, key=lambda u: u.label)]
+    read_runs = [run for run in runs if run[0].label in settings.languages and _mean_score(run) >= SECTION_MIN_SCORE]
+    # a language with one section of SECTION_MIN_LETTERS keeps its shorter runs too (a
+    # paragraph and its translation, one after the other)
+    established = {run[0].label for run in read_runs if sum(u.letters for u in run) >= SECTION_MIN_LETTERS}
     kept_runs: dict[str, list[list[_Unit]]] = {}
-    for run in runs:
-        if run[0].label in settings.languages and sum(u.letters for u in run) >= SECTION_MIN_LETTERS \
-                and _mean_score(run) >= SECTION_MIN_SCORE:
+    for run in read_runs:
+        if run[0].label in established:
             kept_runs.setdefault(run[0].label, []).append(run)
     for lang_runs in kept_runs.values():
-        if len(lang_runs) < SCATTERED_RUNS or _mean_score([u for run in lang_runs for u in run]) >= SURE_SCORE:
+        sections = sum(sum(u.letters for u in run) >= SECTION_MIN_LETTERS for run in lang_runs)
+        if sections < SCATTERED_RUNS or _mean_score([u for run in lang_runs for u in run]) >= SURE_SCORE:
             for unit in (u for run in lang_runs for u in run):
                 unit.keep = True
     kept: list[list[str]] = [[] for _ in blocks]
