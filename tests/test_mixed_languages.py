@@ -141,14 +141,19 @@ def leaflet_pdf(path: Path) -> Path:
                     family=["DejaVu Sans", "Noto Sans CJK JP"])  # the second for the Japanese
 
 
-def test_a_leaflet_pdf_loads_its_configured_sections(settings, tmp_path):
-    """Through the real extraction."""
+def test_a_leaflet_pdf_loads_its_configured_sections(settings, tmp_path, capsys):
+    """Through the real extraction; `rosetta extract` says what the language stage leaves out."""
+    from pipeline.cli.main import main as cli_main
     from pipeline.stages import extract
 
-    cleaned = language.clean_and_detect(extract.extract_file(leaflet_pdf(tmp_path / "leaflet.pdf"), settings), settings)
+    pdf = leaflet_pdf(tmp_path / "leaflet.pdf")
+    cleaned = language.clean_and_detect(extract.extract_file(pdf, settings), settings)
     for loc in LEAFLET:
         kept = [m[:20] in cleaned.text for m in apt_messages(loc)]  # a message starts a line
         assert all(kept) if loc in settings.languages else not any(kept), (loc, kept)
+    assert cli_main(["extract", str(pdf)]) == 0
+    printed = capsys.readouterr().out
+    assert "loads its sections in configured languages, leaving out" in printed and "'fr'" in printed
 
 
 def apt_catalog(locale: str) -> dict[str, str]:

@@ -67,7 +67,10 @@ def _local_pipeline(path: Path, upto: str) -> dict[str, Any]:
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
+    from pipeline.contracts import DocumentError
+    from pipeline.stages import language
     from pipeline.stages.language import detect_document
+    from pipeline.text.block_languages import describe_shares
     from pipeline.text.cleaning import clean_pages
     from pipeline.text.langid import detect_block
 
@@ -87,8 +90,13 @@ def cmd_extract(args: argparse.Namespace) -> int:
                       "direction": page.direction, "rotation": page.rotation, "ocr_reason": page.ocr_reason,
                       "lang": page_lang,
                       "lang_confidence": round(page_conf, 4), "blocks": blocks})
+    try:  # what the language stage makes of it: loaded (perhaps in part) or quarantined
+        cleaned = language.clean_and_detect(extracted, settings)
+        outcome = {"loaded": True, "lang": cleaned.lang, "left_out": cleaned.left_out}
+    except DocumentError as error:
+        outcome = {"loaded": False, "reason": error.reason, "detail": error.detail}
     result = {"file": args.file, "lang": doc_lang, "lang_confidence": round(doc_conf, 4), "pages": pages,
-              "removed": [r.model_dump() for r in removed]}
+              "removed": [r.model_dump() for r in removed], "language_stage": outcome}
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=1))
     else:
@@ -98,6 +106,11 @@ def cmd_extract(args: argparse.Namespace) -> int:
             print(f"  page {p['page_no']}{part}: {p['method']} {p['direction']} {p['engine']} {len(p['blocks'])} block(s) "
                   f"{p['lang']}")
         print(f"  removed {len(removed)} line(s) (headers/footers, page numbers, watermarks, OCR garbage)")
+        if not outcome["loaded"]:
+            print(f"  the language stage quarantines it ({outcome['reason']}): {outcome['detail']}")
+        elif outcome["left_out"]:
+            print(f"  the language stage loads its sections in configured languages, leaving out "
+                  f"{describe_shares(outcome['left_out'])}")
     return 0
 
 
