@@ -255,3 +255,7 @@ def test_a_german_question_finds_the_leaflets_german_section_with_its_other_sect
     assert first.shown.doc_id == bilingual_run["leaflet_id"] and first.shown.lang == "de"
     assert sorted((t.doc_id, t.lang) for t in first.translations) == [
         (bilingual_run["leaflet_id"], lang) for lang in ("en", "es", "ja")]
+    from pipeline.publish.load import live_pairs
+
+    within = {row["key"].rsplit("@", 1)[0]: row["translated_within"] for row in live_pairs(settings)}
+    assert within[bilingual_run["leaflet_id"]]

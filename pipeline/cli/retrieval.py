@@ -91,7 +91,8 @@ def cmd_pairs(args: argparse.Namespace) -> int:
         print(json.dumps(rows, ensure_ascii=False, indent=1))
         return 0
     for row in rows:
-        print(f"[{row['lang']}] {row['document']}")
+        print(f"[{row['lang']}] {row['document']}" + (" (its sections translate each other)"
+                                                      if row["translated_within"] else ""))
         for partner in row["partners"]:
             print(f"    = {partner}" + (" (declared)" if partner in row["declared"] else ""))
     unweighed = sum(not row["weighed"] for row in rows)

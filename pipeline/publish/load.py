@@ -117,8 +117,9 @@ def pair_live_documents(settings: Settings, report: Callable[[str], None] = log.
 def live_pairs(settings: Settings, declared: dict[str, dict[str, bool]] | None = None) -> list[dict[str, Any]]:
     """Every live document (its source path, key and most frequent chunk language), the source
     paths of the documents paired with it (``declared``: those of them a user declared, as in
-    the registry's ``declarations``), and whether it was weighed itself (False: loaded before
-    pairing; a document loaded later may still have paired with it)."""
+    the registry's ``declarations``), whether it was weighed itself (False: loaded before
+    pairing; a document loaded later may still have paired with it), and whether its sections
+    translate each other (``translated_within``)."""
     found: dict[str, dict[str, Any]] = {}
     with vector_store.connect(settings) as client:
         if not client.collections.exists(settings.weaviate.collection):
@@ -126,7 +127,8 @@ def live_pairs(settings: Settings, declared: dict[str, dict[str, bool]] | None =
         live = vector_store.live_collection(client, settings)
         for _, p, _ in vector_store.iterate_objects(live, include_vector=False):
             row = found.setdefault(document_key(p), {"document": p.get("source_path", ""), "key": document_key(p),
-                                                     "langs": Counter(), "listed": p.get("paired_documents")})
+                                                     "langs": Counter(), "listed": p.get("paired_documents"),
+                                                     "within": bool(p.get("translated_within"))})
             row["langs"][p.get("lang", "")] += 1
     # either side's list pairs two documents (a document loaded earlier does not list a later one)
     partners: dict[str, set[str]] = {key: set() for key in found}
@@ -140,7 +142,7 @@ def live_pairs(settings: Settings, declared: dict[str, dict[str, bool]] | None =
              "partners": sorted(found[k]["document"] for k in partners[key]),
              "declared": sorted(found[k]["document"] for k in partners[key]
                                 if declared.get(key_doc_id(key), {}).get(key_doc_id(k))),
-             "weighed": row["listed"] is not None}
+             "weighed": row["listed"] is not None, "translated_within": row["within"]}
             for key, row in sorted(found.items(), key=lambda item: item[1]["document"])]
 
 
