@@ -37,6 +37,7 @@ import shutil
 import subprocess
 import sys
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 
 from build_anchors import mo_entries
@@ -240,30 +241,42 @@ def select(pools: dict[tuple[str, str], dict[str, dict]], per_kind: int) -> list
     return items
 
 
+def write_pinned(rows: list[dict], manifest_path: Path, set_path: Path, write_manifest: bool, count_key: str) -> Path:
+    """Write ``rows`` as JSON lines to ``set_path``, their sha256 recorded in the manifest
+    (``write_manifest``, with their count under ``count_key``) or checked against it."""
+    manifest = json.loads(manifest_path.read_text())
+    payload = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows).encode()
+    digest = hashlib.sha256(payload).hexdigest()
+    if write_manifest:
+        manifest["set_sha256"] = digest
+        manifest[count_key] = len(rows)
+        manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    elif digest != manifest.get("set_sha256"):
+        raise BuildError(f"built set sha256 {digest} != manifest {manifest.get('set_sha256')}")
+    set_path.parent.mkdir(parents=True, exist_ok=True)
+    set_path.write_bytes(payload)
+    return set_path
+
+
+def load_pinned(manifest_path: Path, set_path: Path, build: Callable[[], Path]) -> list[dict]:
+    """A pinned set's rows (built and checked first if the cache lacks it)."""
+    manifest = json.loads(manifest_path.read_text())
+    if not set_path.exists() or sha256_file(set_path) != manifest.get("set_sha256"):
+        build()
+    return [json.loads(line) for line in set_path.read_text(encoding="utf-8").splitlines()]
+
+
 def build(write_manifest: bool = False) -> Path:
     manifest = json.loads(MANIFEST.read_text())
     roots = fetch_packages(manifest["packages"])
     translations = fetch_translations(manifest["translations"])
     items = select(collect(roots, translations), manifest["per_kind"])
-    payload = "".join(json.dumps(it, ensure_ascii=False, sort_keys=True) + "\n" for it in items).encode()
-    digest = hashlib.sha256(payload).hexdigest()
-    if write_manifest:
-        manifest["set_sha256"] = digest
-        manifest["set_items"] = len(items)
-        MANIFEST.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
-    elif digest != manifest.get("set_sha256"):
-        raise BuildError(f"built set sha256 {digest} != manifest {manifest.get('set_sha256')}")
-    CACHE.mkdir(parents=True, exist_ok=True)
-    SET_PATH.write_bytes(payload)
-    return SET_PATH
+    return write_pinned(items, MANIFEST, SET_PATH, write_manifest, "set_items")
 
 
 def load() -> list[dict]:
     """The evaluation set (built and checked first if the cache lacks it)."""
-    manifest = json.loads(MANIFEST.read_text())
-    if not SET_PATH.exists() or sha256_file(SET_PATH) != manifest.get("set_sha256"):
-        build()
-    return [json.loads(line) for line in SET_PATH.read_text(encoding="utf-8").splitlines()]
+    return load_pinned(MANIFEST, SET_PATH, build)
 
 
 def main() -> int:

@@ -38,7 +38,8 @@ import sys
 import unicodedata
 from pathlib import Path
 
-from build_langid_set import CACHE, BuildError, fetch_translations, translation_records
+from build_langid_set import (CACHE, BuildError, fetch_translations, load_pinned, translation_records,
+                              write_pinned)
 from pipeline.workspace import sha256_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,26 +126,13 @@ def build_documents(translations: dict[str, Path]) -> list[dict]:
 
 def build(write_manifest: bool = False) -> Path:
     manifest = json.loads(MANIFEST.read_text())
-    translations = fetch_translations(manifest["translations"])
-    documents = build_documents(translations)
-    payload = "".join(json.dumps(d, ensure_ascii=False, sort_keys=True) + "\n" for d in documents).encode()
-    digest = hashlib.sha256(payload).hexdigest()
-    if write_manifest:
-        manifest["set_sha256"] = digest
-        manifest["set_documents"] = len(documents)
-        MANIFEST.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
-    elif digest != manifest.get("set_sha256"):
-        raise BuildError(f"built set sha256 {digest} != manifest {manifest.get('set_sha256')}")
-    SET_PATH.write_bytes(payload)
-    return SET_PATH
+    documents = build_documents(fetch_translations(manifest["translations"]))
+    return write_pinned(documents, MANIFEST, SET_PATH, write_manifest, "set_documents")
 
 
 def load() -> list[dict]:
     """The document set (built and checked first if the cache lacks it)."""
-    manifest = json.loads(MANIFEST.read_text())
-    if not SET_PATH.exists() or sha256_file(SET_PATH) != manifest.get("set_sha256"):
-        build()
-    return [json.loads(line) for line in SET_PATH.read_text(encoding="utf-8").splitlines()]
+    return load_pinned(MANIFEST, SET_PATH, build)
 
 
 def main() -> int:
