@@ -37,6 +37,7 @@ import shutil
 import subprocess
 import sys
 import unicodedata
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -279,8 +280,11 @@ def load() -> list[dict]:
     return load_pinned(MANIFEST, SET_PATH, build)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def build_command(description: str, build: Callable[[bool], Path], key: Callable[[dict], tuple[str, ...]],
+                  noun: str) -> int:
+    """A set builder's command line: build (or, with --write-manifest, pin) the set, and print
+    its rows counted by ``key``."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--write-manifest", action="store_true", help="record the built set's sha256")
     args = parser.parse_args()
     try:
@@ -288,13 +292,15 @@ def main() -> int:
     except (BuildError, subprocess.CalledProcessError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    counts: dict[tuple[str, str], int] = {}
-    for item in (json.loads(l) for l in path.read_text(encoding="utf-8").splitlines()):
-        counts[(item["lang"], item["kind"])] = counts.get((item["lang"], item["kind"]), 0) + 1
-    for (lang, kind), n in sorted(counts.items()):
-        print(f"  {lang} {kind:9} {n}")
-    print(f"{path.relative_to(ROOT)}: {sum(counts.values())} items, sha256 {sha256_file(path)}")
+    counts = Counter(key(json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines())
+    for parts, n in sorted(counts.items()):
+        print("  " + " ".join(f"{part:9}" for part in parts) + f" {n}")
+    print(f"{path.relative_to(ROOT)}: {sum(counts.values())} {noun}, sha256 {sha256_file(path)}")
     return 0
+
+
+def main() -> int:
+    return build_command(__doc__.split("\n")[0], build, lambda item: (item["lang"], item["kind"]), "items")
 
 
 if __name__ == "__main__":

@@ -29,18 +29,15 @@ cache as JSON lines; its sha256 must match the manifest's.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import re
-import subprocess
 import sys
 import unicodedata
 from pathlib import Path
 
-from build_langid_set import (CACHE, BuildError, fetch_translations, load_pinned, translation_records,
+from build_langid_set import (CACHE, build_command, fetch_translations, load_pinned, translation_records,
                               write_pinned)
-from pipeline.workspace import sha256_file
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "benchmarks" / "mixed_language_manifest.json"
@@ -136,22 +133,8 @@ def load() -> list[dict]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--write-manifest", action="store_true", help="record the built set's sha256")
-    args = parser.parse_args()
-    try:
-        path = build(args.write_manifest)
-    except (BuildError, subprocess.CalledProcessError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    counts: dict[tuple[str, str, str], int] = {}
-    for doc in (json.loads(l) for l in path.read_text(encoding="utf-8").splitlines()):
-        key = (doc["kind"], doc["split"], doc["languages"][0] if doc["kind"] != "multilingual" else "*")
-        counts[key] = counts.get(key, 0) + 1
-    for (kind, split, lang), n in sorted(counts.items()):
-        print(f"  {kind:12} {split:8} {lang:4} {n}")
-    print(f"{path.relative_to(ROOT)}: {sum(counts.values())} documents, sha256 {sha256_file(path)}")
-    return 0
+    return build_command(__doc__.split("\n")[0], build, lambda doc: (
+        doc["kind"], doc["split"], doc["languages"][0] if doc["kind"] != "multilingual" else "*"), "documents")
 
 
 if __name__ == "__main__":
