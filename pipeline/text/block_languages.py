@@ -26,6 +26,18 @@ MIN_DETECT_LETTERS = 20  # fewer letters than this say nothing about a language
 MIN_SWITCH_SCORE = 0.5  # a block leaves the main language only on a detection this sure
 DOCUMENT_LANGUAGE_SHARE = 0.2  # of the detection evidence: a language the document is written in
 
+# A section in a configured language, kept from a document the configured languages do not
+# cover: this many weighted letters at least, read at this mean fastText score or above.
+# Chosen on the tuning half of the mixed-language set (scripts/build_mixed_language_set.py):
+# 94 % of the configured sections' letters kept, no document in a neighbouring language
+# (Portuguese, Italian, Danish ...) loaded; docs/benchmarks.md, "Documents in several languages".
+SECTION_MIN_LETTERS = 100
+SECTION_MIN_SCORE = 0.7
+# A configured language with this many sections or more must be read at SURE_SCORE on average
+# (a Galician manual read as Spanish paragraph by paragraph, in the robustness corpus).
+SCATTERED_SECTIONS = 3
+SURE_SCORE = 0.9
+
 
 @dataclass(frozen=True)
 class BlockLanguages:
@@ -87,19 +99,6 @@ def label_blocks(texts: list[str], settings: Settings) -> BlockLanguages:
 
 def describe_shares(shares: dict[str, float]) -> str:
     return ", ".join(f"'{lang}' {share:.0%}" for lang, share in shares.items())
-
-
-# A section in a configured language, kept from a document the configured languages do not
-# cover: this many weighted letters at least, read at this mean fastText score or above.
-# Chosen on the tuning half of the mixed-language set (scripts/build_mixed_language_set.py):
-# 94 % of the configured sections' letters kept, no document in a neighbouring language
-# (Portuguese, Italian, Danish ...) loaded; docs/benchmarks.md, "Documents in several languages".
-SECTION_MIN_LETTERS = 100
-SECTION_MIN_SCORE = 0.7
-# A configured language with this many sections or more must be read at SURE_SCORE on average
-# (a Galician manual read as Spanish paragraph by paragraph, in the robustness corpus).
-SCATTERED_RUNS = 3
-SURE_SCORE = 0.9
 
 
 @dataclass
@@ -166,7 +165,7 @@ def configured_sections(blocks: list[tuple[str, str]], settings: Settings) -> li
     ``SECTION_MIN_LETTERS``: a Portuguese paragraph read as Spanish is short or unsure, a
     Spanish section neither. A language with a section keeps its shorter runs read so too (a
     paragraph, then its translation). A leaflet prints each language once, a manual once a
-    chapter: a language with ``SCATTERED_RUNS`` sections or more between another language's
+    chapter: a language with ``SCATTERED_SECTIONS`` sections or more between another language's
     text is that text misread, unless it was read surely (``SURE_SCORE``)."""
     units = _units(blocks, settings)
     _label_sections(units)
@@ -181,7 +180,7 @@ def configured_sections(blocks: list[tuple[str, str]], settings: Settings) -> li
             kept_runs.setdefault(run[0].label, []).append(run)
     for lang_runs in kept_runs.values():
         sections = sum(sum(u.letters for u in run) >= SECTION_MIN_LETTERS for run in lang_runs)
-        if sections < SCATTERED_RUNS or _mean_score([u for run in lang_runs for u in run]) >= SURE_SCORE:
+        if sections < SCATTERED_SECTIONS or _mean_score([u for run in lang_runs for u in run]) >= SURE_SCORE:
             for unit in (u for run in lang_runs for u in run):
                 unit.keep = True
     kept: list[list[str]] = [[] for _ in blocks]
