@@ -99,3 +99,11 @@ def test_text_in_scripts_outside_the_configured_languages_is_read_from_the_layer
     (page,) = extract.extract_file(text_pdf(MULTILINGUAL_NOTICE * 2, tmp_path / "notice.pdf"), settings).pages
     assert (page.method, page.ocr_reason) == ("text_layer", None)
     assert "Netzversorgung trennen" in page.text and "გაფრთხილება" in page.text and "אזהרה" in page.text
+
+
+@pytest.mark.parametrize("text", ["Anlage 3", "ii"])
+def test_a_short_text_layer_the_ocr_reads_no_more_of_is_kept(settings, tmp_path, text):
+    """A cover page's title, a page number: under 25 characters, the page is OCRed as a scan
+    might be; the OCR reads the same or less (nothing of a small "ii"), so the layer stands."""
+    (page,) = extract.extract_file(text_pdf(text, tmp_path / "short.pdf"), settings).pages
+    assert (page.method, page.ocr_reason, page.text) == ("text_layer", None, text)

@@ -145,16 +145,24 @@ def _extract_page(pdf, index: int, first_page_no: int, path: Path, settings: Set
     except Exception as exc:  # PDFium raises PdfiumError for a broken page
         raise DocumentError("corrupt_pdf", f"{path.name} page {index + 1}: {type(exc).__name__}: {exc}") from exc
     embedded += attachments.annotation_files(pdf, page, index + 1)
-    too_short = int(chars.ink.sum()) < settings.extraction.min_text_layer_chars
+    inked = int(chars.ink.sum())
+    too_short = inked < settings.extraction.min_text_layer_chars
     ocr_reason = "no_text_layer" if too_short else doubt(chars.text, chars.ink, glyphs_read_as_spaces(chars))
     if ocr_reason:
         gray, scale = render_gray(page, settings)
         blocks, result = ocr_blocks(gray, scale, (0.0, 0.0), settings)
-        log.info("%s: page %d OCR, %s, at %.0f dpi (%s, rotation %d)", path.name, index + 1, ocr_reason, scale * 72,
-                 result.direction, result.rotation)
-        return Page(page_no=page_no, width=width, height=height, method="ocr",
-                    engine="+".join(result.engines) or "ocr", direction=result.direction, blocks=blocks,
-                    rotation=result.rotation, ocr_reason=ocr_reason)
+        read = sum(ch.isalnum() for block in blocks for ch in block.text)
+        layer = sum(ch.isalnum() for ch in chars.text)
+        # a page number, a title, "Anlage 3": a short layer the OCR reads no more of (it may read
+        # nothing of a small "ii") is kept, unless the layer itself lies
+        if not (too_short and inked and read <= layer and not doubt(chars.text, chars.ink, glyphs_read_as_spaces(chars))):
+            log.info("%s: page %d OCR, %s, at %.0f dpi (%s, rotation %d)", path.name, index + 1, ocr_reason,
+                     scale * 72, result.direction, result.rotation)
+            return Page(page_no=page_no, width=width, height=height, method="ocr",
+                        engine="+".join(result.engines) or "ocr", direction=result.direction, blocks=blocks,
+                        rotation=result.rotation, ocr_reason=ocr_reason)
+        log.info("%s: page %d keeps its short text layer (%d letters and digits; the OCR read %d)", path.name,
+                 index + 1, layer, read)
     engine = text_engine
     if is_vertical_layer(chars):
         blocks, direction = vertical_blocks(chars), "vertical"
