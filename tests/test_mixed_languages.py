@@ -259,3 +259,19 @@ def test_a_german_question_finds_the_leaflets_german_section_with_its_other_sect
 
     within = {row["key"].rsplit("@", 1)[0]: row["translated_within"] for row in live_pairs(settings)}
     assert within[bilingual_run["leaflet_id"]]
+
+
+def test_short_labels_in_another_script_do_not_join_a_configured_section(settings):
+    """A form in Russian with an English footer (pdfcpu's form demos in 30 languages): a label
+    too short to read would join the English text below it as a heading does; written in a
+    script no configured language uses, it is read as no configured language, whatever its
+    length."""
+    russian = apt_catalog("ru")
+    english = short_messages(["ru"], 4)
+    labels = [label for label in sorted(russian.values(), key=len) if 6 < len(label) < 16 and label.isalpha()][:4]
+    blocks = [" ".join(russian[m].split()) for m in english]  # the form's text
+    for label, message in zip(labels, english):
+        blocks += [label, " ".join(message.split())]  # a label above an English line
+    cleaned = language.clean_and_detect(document([blocks]), settings)
+    assert not any("\u0400" <= ch <= "\u04ff" for ch in cleaned.text), cleaned.text
+    assert sum(" ".join(m.split()) in cleaned.text for m in english) >= 3

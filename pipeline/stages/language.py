@@ -147,10 +147,13 @@ def clean_and_detect(doc: ExtractedDocument, settings: Settings) -> CleanedDocum
             raise DocumentError(reason, f"{name}: {coverage}")
         other_language, left_out = keep_configured_sections(kept_pages, kept_text, attachment_starts, settings)
         removed += other_language
-        log.warning("%s: %s; loaded its sections in configured languages, left out %s", name, coverage,
-                    describe_shares(left_out))
         blocks = [(text, kind) for _, page_blocks in kept_pages for text, kind in page_blocks]
         found = label_blocks([text if kind == "text" else "" for text, kind in blocks], settings)
+        if found.coverage < settings.language.min_confidence:  # short lines of the other language swept in
+            raise DocumentError(reason, f"{name}: {coverage}; its sections in configured languages cover "
+                                        f"{found.coverage:.0%} of themselves")
+        log.warning("%s: %s; loaded its sections in configured languages, left out %s", name, coverage,
+                    describe_shares(left_out))
     # Blocks and pages are joined by a blank line: paragraph boundaries survive as "\n\n".
     text_parts: list[str] = []
     spans: list[PageSpan] = []

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from itertools import groupby
 
 from pipeline.config import Settings
-from pipeline.text.langid import CJK, KANA, detect_block
+from pipeline.text.langid import CJK, KANA, SCRIPTS, detect_block
 
 MIN_DETECT_LETTERS = 20  # fewer letters than this say nothing about a language
 MIN_SWITCH_SCORE = 0.5  # a block leaves the main language only on a detection this sure
@@ -51,6 +51,17 @@ def weighted_letters(text: str) -> int:
     """Letters, a Han or kana character counting three (it carries about a word's worth)."""
     cjk = len(CJK.findall(text)) + len(KANA.findall(text))
     return sum(ch.isalpha() for ch in text) + 2 * cjk
+
+
+def script_letters(text: str, lang: str) -> int:
+    """The weighted letters of ``text`` written in ``lang``'s script (langid.SCRIPTS); all of
+    them for a language outside the table."""
+    script = SCRIPTS.get(lang)
+    if script is None:
+        return weighted_letters(text)
+    if script == "latin":
+        return sum(ch.isalpha() and (ch.isascii() or "\u00c0" <= ch <= "\u024f") for ch in text)
+    return 3 * (len(CJK.findall(text)) + (len(KANA.findall(text)) if script == "kana-han" else 0))
 
 
 def label_blocks(texts: list[str], settings: Settings) -> BlockLanguages:
@@ -114,11 +125,16 @@ class _Unit:
 def _units(blocks: list[tuple[str, str]], settings: Settings) -> list[_Unit]:
     """Each text block read on its own (fastText's reading, without the configured runner-up a
     short text gets: a Galician line would pass for Spanish); a block of several lines read
-    as no language surely (a page printing a sentence per language) as its lines; a table as
-    one unit without letters."""
+    as no language surely (a page printing a sentence per language), or with a tenth of its
+    letters in another script than its reading's (a Bengali form's labels above its English
+    footer), as its lines; a table as one unit without letters."""
     def unit(i: int, text: str) -> _Unit:
         letters = weighted_letters(text)
         reading = detect_block(text, settings, prefer_configured=False) if letters >= MIN_DETECT_LETTERS else None
+        if 2 * max(script_letters(text, lang) for lang in settings.languages) < letters:
+            # mostly letters no configured language is written in, however short: a Bengali
+            # form label, a glyph table fastText reads as English
+            reading = ("und", 0.0)
         return _Unit(i, text, letters, reading)
 
     units = []
@@ -128,7 +144,8 @@ def _units(blocks: list[tuple[str, str]], settings: Settings) -> list[_Unit]:
             continue
         whole = unit(i, text)
         lines = [line for line in text.splitlines() if line.strip()]
-        if len(lines) > 1 and (whole.reading is None or whole.reading[1] < SECTION_MIN_SCORE):
+        if len(lines) > 1 and (whole.reading is None or whole.reading[1] < SECTION_MIN_SCORE
+                               or 10 * script_letters(text, whole.reading[0]) < 9 * whole.letters):
             units += [unit(i, line) for line in lines]
         else:
             units.append(whole)
@@ -166,7 +183,8 @@ def configured_sections(blocks: list[tuple[str, str]], settings: Settings) -> li
     Spanish section neither. A language with a section keeps its shorter runs read so too (a
     paragraph, then its translation). A leaflet prints each language once, a manual once a
     chapter: a language with ``SCATTERED_SECTIONS`` sections or more between another language's
-    text is that text misread, unless it was read surely (``SURE_SCORE``)."""
+    text is that text misread, unless it was read surely (``SURE_SCORE``). What is kept must
+    hold ``SECTION_MIN_LETTERS`` in all, or nothing is."""
     units = _units(blocks, settings)
     _label_sections(units)
     runs = [list(group) for _, group in groupby(units, key=lambda u: u.label)]
@@ -184,6 +202,8 @@ def configured_sections(blocks: list[tuple[str, str]], settings: Settings) -> li
             for unit in (u for run in lang_runs for u in run):
                 unit.keep = True
     kept: list[list[str]] = [[] for _ in blocks]
+    if sum(u.letters for u in units if u.keep) < SECTION_MIN_LETTERS:  # a font table's one English line
+        return [None] * len(blocks)
     for unit in units:
         if unit.keep:
             kept[unit.block].append(unit.text)
