@@ -130,11 +130,13 @@ def _units(blocks: list[tuple[str, str]], settings: Settings) -> list[_Unit]:
     footer), as its lines; a table as one unit without letters."""
     def unit(i: int, text: str) -> _Unit:
         letters = weighted_letters(text)
-        reading = detect_block(text, settings, prefer_configured=False) if letters >= MIN_DETECT_LETTERS else None
+        reading: tuple[str, float] | None = None
         if 2 * max(script_letters(text, lang) for lang in settings.languages) < letters:
             # mostly letters no configured language is written in, however short: a Bengali
             # form label, a glyph table fastText reads as English
             reading = ("und", 0.0)
+        elif letters >= MIN_DETECT_LETTERS:
+            reading = detect_block(text, settings, prefer_configured=False)
         return _Unit(i, text, letters, reading)
 
     units = []
@@ -201,9 +203,9 @@ def configured_sections(blocks: list[tuple[str, str]], settings: Settings) -> li
         if sections < SCATTERED_SECTIONS or _mean_score([u for run in lang_runs for u in run]) >= SURE_SCORE:
             for unit in (u for run in lang_runs for u in run):
                 unit.keep = True
-    kept: list[list[str]] = [[] for _ in blocks]
     if sum(u.letters for u in units if u.keep) < SECTION_MIN_LETTERS:  # a font table's one English line
         return [None] * len(blocks)
+    kept: list[list[str]] = [[] for _ in blocks]
     for unit in units:
         if unit.keep:
             kept[unit.block].append(unit.text)
