@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from itertools import combinations
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Any, Callable, Iterable
 
 import numpy as np
