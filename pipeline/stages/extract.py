@@ -155,7 +155,9 @@ def _extract_page(pdf, index: int, first_page_no: int, path: Path, settings: Set
         layer = sum(ch.isalnum() for ch in chars.text)
         # a page number, a title, "Anlage 3": a short layer the OCR reads no more of (it may read
         # nothing of a small "ii") is kept, unless the layer itself lies
-        if not (too_short and inked and read <= layer and not doubt(chars.text, chars.ink, glyphs_read_as_spaces(chars))):
+        keep_layer = too_short and inked and read <= layer and not doubt(chars.text, chars.ink,
+                                                                         glyphs_read_as_spaces(chars))
+        if not keep_layer:
             log.info("%s: page %d OCR, %s, at %.0f dpi (%s, rotation %d)", path.name, index + 1, ocr_reason,
                      scale * 72, result.direction, result.rotation)
             return Page(page_no=page_no, width=width, height=height, method="ocr",
