@@ -118,7 +118,8 @@ def main() -> int:
             loaded = f"{c['loaded']}/{c['documents']} ({c['partly']})"
             print(f"| {label:24} | {kind:12} | {loaded:16} | {configured:23.3f} | {other:12.3f} ({partly:.3f}){'':8} | "
                   f"{c['foreign_loaded'] if kind == 'foreign' else '':>14} |")
-    ratio = results["configured sections (on)"]["seconds"]["elapsed"] / results["quarantine whole (off)"]["seconds"]["elapsed"]
+    seconds = {label: tally["seconds"]["elapsed"] for label, tally in results.items()}
+    ratio = seconds["configured sections (on)"] / seconds["quarantine whole (off)"]
     print(f"\ntime on/off: {ratio:.2f}")
     return 0
 

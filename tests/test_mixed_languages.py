@@ -96,7 +96,8 @@ def test_text_partly_uncovered_loads_its_configured_sections(settings):
     assert cleaned.lang == "en" and cleaned.text.count(ENGLISH) == 8
     assert norwegian_paragraphs(6)[0] not in cleaned.text and set(cleaned.left_out) == {"no"}
     assert [(r.page_no, r.reason) for r in cleaned.removed] == [(1, "other_language")]
-    whole = settings.model_copy(update={"language": settings.language.model_copy(update={"configured_sections": False})})
+    whole = settings.model_copy(
+        update={"language": settings.language.model_copy(update={"configured_sections": False})})
     with pytest.raises(DocumentError) as err:  # as before, where an operator wants such documents kept out
         language.clean_and_detect(document([paragraphs]), whole)
     assert err.value.reason == "low_language_confidence"

@@ -103,7 +103,8 @@ def in_capitals(text: str) -> bool:
     return len(cased) >= 8 and sum(ch.isupper() for ch in cased) >= 0.8 * len(cased)
 
 
-def detect_block(text: str, settings: Settings, query: bool = False, prefer_configured: bool = True) -> tuple[str, float]:
+def detect_block(text: str, settings: Settings, query: bool = False,
+                 prefer_configured: bool = True) -> tuple[str, float]:
     """Language of one piece of text, with CJK disambiguation and acronym masking.
 
     1. fastText lid.176 on the text without URLs, mail addresses and paths, with Latin
