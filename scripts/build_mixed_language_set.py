@@ -36,13 +36,14 @@ import sys
 import unicodedata
 from pathlib import Path
 
-from build_langid_set import (CACHE, build_command, fetch_translations, load_pinned, translation_records,
-                              write_pinned)
+from build_langid_set import (CACHE, LOCALES, build_command, fetch_translations, load_pinned,
+                              translation_records, write_pinned)
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "benchmarks" / "mixed_language_manifest.json"
 SET_PATH = CACHE / "mixed_language_set.jsonl"
-CONFIGURED = {"en": "en", "de": "de", "es": "es", "ja": "ja", "zh_CN": "zh", "zh_TW": "zh"}
+# locale -> configured language: the langid set's table (English, its msgids there, is a locale here)
+CONFIGURED = {"en": "en", **{locale: lang for locale, (lang, _) in LOCALES.items()}}
 # a leaflet's order: English first, then the European markets, then Asia
 MARKET_ORDER = ["en", "de", "fr", "it", "es", "pt", "ca", "gl", "eu", "nl", "da", "sv", "fi", "pl", "cs", "sk",
                 "hu", "ro", "ru", "uk", "ja", "zh_CN", "zh_TW"]
