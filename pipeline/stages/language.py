@@ -30,6 +30,7 @@ from pipeline.stages import EXTRACT, LANGUAGE
 from pipeline.text.block_languages import (
     MIN_DETECT_LETTERS,
     BlockLanguages,
+    Sections,
     configured_sections,
     describe_shares,
     label_blocks,
@@ -90,36 +91,31 @@ def name_attachments(doc: ExtractedDocument, kept_pages: list[tuple[int, list[Ke
     return starts
 
 
-def keep_configured_sections(kept_pages: list[tuple[int, list[KeptBlock]]], kept_text: list[str | None],
-                             attachment_starts: dict[int, int],
-                             settings: Settings) -> tuple[list[RemovedSpan], dict[str, float]]:
+def keep_configured_sections(kept_pages: list[tuple[int, list[KeptBlock]]], sections: Sections,
+                             attachment_starts: dict[int, int]) -> tuple[list[RemovedSpan], dict[str, float]]:
     """Keep in ``kept_pages`` (in place) the text ``configured_sections`` chose, and each embedded
     file's name line: the lines removed, and the share of the document's letters left out per
     language."""
-    texts = iter(kept_text)
-    language = "und"  # of the text dropped last: a heading too short to read goes with it
+    blocks = iter(zip(sections.kept, sections.dropped))
     removed: list[RemovedSpan] = []
     left_out: Counter[str] = Counter()
     for page_no, page_blocks in kept_pages:
         kept_blocks = []
         for index, (text, kind) in enumerate(page_blocks):
-            kept = next(texts)
+            kept, dropped = next(blocks)
             if index == 0 and page_no in attachment_starts:
-                kept = text
+                kept, dropped = text, []
             if kept is not None:
                 kept_blocks.append((kept, kind))
-            kept_lines = set((kept or "").splitlines())
-            dropped = "\n".join(line for line in text.splitlines() if line.strip() and line not in kept_lines)
             if dropped:
-                removed.append(RemovedSpan(page_no=page_no, text=dropped, reason="other_language"))
-                letters = weighted_letters(dropped)
-                if letters >= MIN_DETECT_LETTERS:
-                    language = detect_block(dropped, settings)[0]
-                left_out[language] += letters
+                removed.append(RemovedSpan(page_no=page_no, text="\n".join(line for line, _ in dropped),
+                                           reason="other_language"))
+            for line, language in dropped:
+                left_out[language] += weighted_letters(line)
         page_blocks[:] = kept_blocks
     total = sum(weighted_letters(text) for _, page_blocks in kept_pages for text, _ in page_blocks)
     total = total + sum(left_out.values()) or 1
-    return removed, {lang: round(n / total, 4) for lang, n in left_out.most_common()}
+    return removed, {lang: round(n / total, 4) for lang, n in left_out.most_common() if n}
 
 
 def clean_and_detect(doc: ExtractedDocument, settings: Settings) -> CleanedDocument:
@@ -142,10 +138,10 @@ def clean_and_detect(doc: ExtractedDocument, settings: Settings) -> CleanedDocum
         reason = "unsupported_language" if found.main not in settings.languages else "low_language_confidence"
         coverage = (f"the configured languages ({', '.join(settings.languages)}) cover {found.coverage:.0%} of the "
                     f"text < {settings.language.min_confidence:.0%}; shares {describe_shares(found.shares)}")
-        kept_text = configured_sections(blocks, settings) if settings.language.configured_sections else []
-        if not any(kept_text):
+        sections = configured_sections(blocks, settings) if settings.language.configured_sections else None
+        if sections is None or not any(sections.kept):
             raise DocumentError(reason, f"{name}: {coverage}")
-        other_language, left_out = keep_configured_sections(kept_pages, kept_text, attachment_starts, settings)
+        other_language, left_out = keep_configured_sections(kept_pages, sections, attachment_starts)
         removed += other_language
         blocks = [(text, kind) for _, page_blocks in kept_pages for text, kind in page_blocks]
         found = label_blocks([text if kind == "text" else "" for text, kind in blocks], settings)

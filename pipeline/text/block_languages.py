@@ -117,9 +117,16 @@ class _Unit:
     block: int  # index of the block it comes from
     text: str
     letters: int
-    reading: tuple[str, float] | None  # fastText's own, None when too short to read
+    reading: tuple[str, float] | None  # what sections are judged by; None when too short to read
+    language: str | None  # fastText's own reading, None when too short to read
     label: str | None = None  # the section it belongs to
     keep: bool = False
+
+
+@dataclass(frozen=True)
+class Sections:
+    kept: list[str | None]  # per block: the text kept, None for a block of another language
+    dropped: list[list[tuple[str, str]]]  # per block: (line or block left out, its language)
 
 
 def _units(blocks: list[tuple[str, str]], settings: Settings) -> list[_Unit]:
@@ -130,19 +137,18 @@ def _units(blocks: list[tuple[str, str]], settings: Settings) -> list[_Unit]:
     footer), as its lines; a table as one unit without letters."""
     def unit(i: int, text: str) -> _Unit:
         letters = weighted_letters(text)
-        reading: tuple[str, float] | None = None
+        reading = detect_block(text, settings, prefer_configured=False) if letters >= MIN_DETECT_LETTERS else None
+        language = reading[0] if reading else None
         if 2 * max(script_letters(text, lang) for lang in settings.languages) < letters:
             # mostly letters no configured language is written in, however short: a Bengali
             # form label, a glyph table fastText reads as English
             reading = ("und", 0.0)
-        elif letters >= MIN_DETECT_LETTERS:
-            reading = detect_block(text, settings, prefer_configured=False)
-        return _Unit(i, text, letters, reading)
+        return _Unit(i, text, letters, reading, language)
 
     units = []
     for i, (text, kind) in enumerate(blocks):
         if kind != "text":
-            units.append(_Unit(i, text, 0, None))
+            units.append(_Unit(i, text, 0, None, None))
             continue
         whole = unit(i, text)
         lines = [line for line in text.splitlines() if line.strip()]
@@ -173,10 +179,11 @@ def _mean_score(units: list[_Unit]) -> float:
     return sum(u.letters * u.reading[1] for u in read) / max(1, sum(u.letters for u in read))
 
 
-def configured_sections(blocks: list[tuple[str, str]], settings: Settings) -> list[str | None]:
+def configured_sections(blocks: list[tuple[str, str]], settings: Settings) -> Sections:
     """The text to keep of each block (text, kind) of a document in several languages: the
     sections written in a configured language, as a leaflet, a declaration of conformity or a
-    manual prints one text for each of its markets; None for a block of another language.
+    manual prints one text for each of its markets; and what is left out, in the language
+    it was read as (a line too short to read, that of the section it stands in).
 
     Each unit (``_units``) takes its own reading, not the document's smoothed label: here the
     next block is as likely to be in another language as in this one. A run of units in one
@@ -204,9 +211,13 @@ def configured_sections(blocks: list[tuple[str, str]], settings: Settings) -> li
             for unit in (u for run in lang_runs for u in run):
                 unit.keep = True
     if sum(u.letters for u in units if u.keep) < SECTION_MIN_LETTERS:  # a font table's one English line
-        return [None] * len(blocks)
+        for unit in units:
+            unit.keep = False
     kept: list[list[str]] = [[] for _ in blocks]
+    dropped: list[list[tuple[str, str]]] = [[] for _ in blocks]
     for unit in units:
         if unit.keep:
             kept[unit.block].append(unit.text)
-    return ["\n".join(parts) if parts else None for parts in kept]
+        elif unit.text.strip():
+            dropped[unit.block].append((unit.text, unit.language or unit.label or "und"))
+    return Sections(["\n".join(parts) if parts else None for parts in kept], dropped)
