@@ -13,6 +13,9 @@ ways real converters break it; the Latin fonts keep theirs:
                            holds only the Latin parts of the page
     cid-codes.pdf          (built from text) a page whose text layer is pdfminer's
                            "(cid:NN)" placeholders, as a converter that met such a font wrote it
+    cjk-miscounted.pdf     its ToUnicode map whole, but each block of 100 glyphs declared as
+                           101 (pdfcpu declares one more than it writes): PDFium drops those
+                           blocks and reads their glyphs as their ids, pdfminer reads them
 
 The map is replaced by an incremental update (a new version of the map's object appended
 with its own xref section), as a PDF editor would save it. Nothing here is committed: the
@@ -77,10 +80,40 @@ def replace_object(pdf: bytes, number: int, body: bytes) -> bytes:
     return pdf + obj + xref + tail
 
 
+def _map_number(pdf: bytes) -> int:
+    """The object number of the CJK font's ToUnicode map."""
+    return int(re.search(rb"/ToUnicode\s+(\d+)\s+0\s+R", _font_dict(pdf).group()).group(1))  # type: ignore[union-attr]
+
+
+def _cjk_map(pdf: bytes) -> tuple[int, bytes]:
+    """The object number of the CJK font's ToUnicode map and the map (PDFium writes it
+    Flate-compressed)."""
+    number = _map_number(pdf)
+    obj = re.search(rb"\n%d 0 obj\s*<<[^<>]*>>\s*stream\r?\n" % number, pdf)
+    if not obj:
+        raise ValueError(f"no stream object {number} for the ToUnicode map")
+    return number, zlib.decompress(pdf[obj.end():pdf.index(b"endstream", obj.end())])
+
+
+def _replace_map(pdf: bytes, number: int, cmap: bytes) -> bytes:
+    data = zlib.compress(cmap)
+    return replace_object(pdf, number, b"<</Length %d/Filter/FlateDecode>>stream\n" % len(data) + data +
+                          b"\nendstream")
+
+
+def with_miscounted_blocks(pdf: bytes) -> bytes:
+    """The CJK font's own ToUnicode map, each bfchar block of 100 entries declared as 101."""
+    number, cmap = _cjk_map(pdf)
+    miscounted, blocks = re.subn(rb"(^|\n)100 beginbfchar", rb"\g<1>101 beginbfchar", cmap)
+    if not blocks:
+        raise ValueError("no bfchar block of 100 entries in the CJK font's map")
+    return _replace_map(pdf, number, miscounted)
+
+
 def with_cjk_map(pdf: bytes, target: str) -> bytes:
     """The CJK font's ToUnicode map replaced by one sending every glyph to ``target``:
     "pua" (U+E000 + glyph id) or "space"."""
-    number = int(re.search(rb"/ToUnicode\s+(\d+)\s+0\s+R", _font_dict(pdf).group()).group(1))  # type: ignore[union-attr]
+    number = _map_number(pdf)
     lines = []
     for high in range(256):
         low, top = f"{high:02X}00", f"{high:02X}FF"
@@ -93,9 +126,7 @@ def with_cjk_map(pdf: bytes, target: str) -> bytes:
             "/CMapName /Adobe-Identity-UCS def /CMapType 2 def\n"
             "1 begincodespacerange\n<0000> <FFFF>\nendcodespacerange\n" + ranges +
             "endcmap CMapName currentdict /CMap defineresource pop end end\n").encode()
-    data = zlib.compress(cmap)
-    return replace_object(pdf, number, b"<</Length %d/Filter/FlateDecode>>stream\n" % len(data) + data +
-                          b"\nendstream")
+    return _replace_map(pdf, number, cmap)
 
 
 def cid_codes_pdf(path: Path) -> Path:
@@ -111,7 +142,7 @@ def write_all(out_dir: Path) -> dict[str, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     page = cut_page()
     made = {"cjk-no-tounicode": without_tounicode(page), "cjk-pua": with_cjk_map(page, "pua"),
-            "cjk-to-spaces": with_cjk_map(page, "space")}
+            "cjk-to-spaces": with_cjk_map(page, "space"), "cjk-miscounted": with_miscounted_blocks(page)}
     paths = {}
     for name, data in made.items():
         paths[name] = out_dir / f"{name}.pdf"

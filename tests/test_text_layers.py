@@ -2,10 +2,13 @@
 
 The lying PDFs are made from a real page of the Japanese maint-guide by
 scripts/make_lying_pdfs.py (its CJK font's Unicode map removed, sent to the Private Use
-Area, or sent to spaces) and a page of pdfminer "(cid:NN)" placeholders.
+Area, sent to spaces, or kept with its blocks miscounted) and a page of pdfminer "(cid:NN)"
+placeholders.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import make_lying_pdfs
 import numpy as np
@@ -13,6 +16,7 @@ import pypdfium2 as pdfium
 import pytest
 
 from conftest import text_pdf
+from pipeline.extraction.fonts import dropped_codes
 from pipeline.extraction.honesty import doubt, glyphs_read_as_spaces
 from pipeline.extraction.pdf import Chars
 from pipeline.stages import extract
@@ -107,3 +111,90 @@ def test_a_short_text_layer_the_ocr_reads_no_more_of_is_kept(settings, tmp_path,
     might be; the OCR reads the same or less (nothing of a small "ii"), so the layer stands."""
     (page,) = extract.extract_file(text_pdf(text, tmp_path / "short.pdf"), settings).pages
     assert (page.method, page.ocr_reason, page.text) == ("text_layer", None, text)
+
+
+def test_a_unicode_map_with_miscounted_blocks_is_read_whole(lying, settings):
+    """pdfcpu declares one entry more than it writes in a block of its fonts' ToUnicode maps;
+    PDFium drops such a block and reads its glyphs as their ids: real letters of stray
+    scripts ("をᲗう" for "を扱う") that no honesty check sees. The map's entries say what they
+    are, as pdfminer and poppler read them: the page reads as the honest one."""
+    before = layer(lying["cjk-miscounted"]).text
+    assert "を扱う" not in before and "パッチを" in before  # the blocks counted right still read
+    (page,) = extract.extract_file(lying["cjk-miscounted"], settings).pages
+    (honest,) = extract.extract_file(lying["honest"], settings).pages
+    assert (page.method, page.ocr_reason) == ("text_layer", None)
+    assert [b.text for b in page.blocks] == [b.text for b in honest.blocks] and "を扱う" in page.text
+
+
+CMAP = "/CIDInit /ProcSet findresource begin 12 dict begin begincmap\n{}endcmap end end\n"
+
+
+@pytest.mark.parametrize("blocks, dropped", [
+    ("2 beginbfchar\n<0010> <0041>\n<0011> <0042>\nendbfchar\n", {}),
+    ("3 beginbfchar\n<0010> <0041>\n<0011> <0042>\nendbfchar\n", {0x10: "A", 0x11: "B"}),  # over
+    ("1 beginbfchar\n<0010> <0041>\n<0011> <0042>\nendbfchar\n", {0x10: "A", 0x11: "B"}),  # under
+    ("2 beginbfrange\n<0020> <0022> <0061>\n<0030> <0031> [<00E4> <00DF>]\nendbfrange\n", {}),
+    ("1 beginbfrange\n<0020> <0022> <0061>\n<0030> <0031> [<00E4> <00DF>]\nendbfrange\n",
+     {0x20: "a", 0x21: "b", 0x22: "c", 0x30: "ä", 0x31: "ß"}),
+    # a code a block PDFium reads maps again is read by it
+    ("2 beginbfchar\n<0010> <0041>\nendbfchar\n1 beginbfchar\n<0010> <0058>\nendbfchar\n", {}),
+    ("2 beginbfchar <0003> /space <0010> <0041> endbfchar", {}),  # a glyph name is an entry too
+    ("1 beginbfchar <0003> /space <0010> <0041> endbfchar", {0x10: "A"}),
+])
+def test_the_blocks_pdfium_drops_from_a_unicode_map(blocks, dropped):
+    assert dropped_codes(CMAP.format(blocks).encode())[0] == dropped
+
+
+def stamp_pdf(path, codes: list[int], cmap: str) -> Path:
+    """A page whose text is drawn by a form XObject (a stamp, as pdfcpu and editors add them)
+    in a two-byte font with the ToUnicode map ``cmap``, one glyph per code; no font program
+    (PDFium and pdfminer read the text by the map alone)."""
+    content = b"q /Stamp Do Q"
+    form = ("BT /F1 24 Tf 72 700 Td <" + "".join(f"{c:04X}" for c in codes) + "> Tj ET").encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /Stamp 9 0 R >> >>"
+        b" /Contents 4 0 R >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        b"<< /Type /Font /Subtype /Type0 /BaseFont /ABCDEF+Stamp /Encoding /Identity-H /DescendantFonts [6 0 R]"
+        b" /ToUnicode 7 0 R >>",
+        b"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /ABCDEF+Stamp /CIDSystemInfo << /Registry (Adobe)"
+        b" /Ordering (Identity) /Supplement 0 >> /FontDescriptor 8 0 R /DW 1000 >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(cmap.encode()), cmap.encode()),
+        b"<< /Type /FontDescriptor /FontName /ABCDEF+Stamp /Flags 4 /FontBBox [0 -200 1000 800] /ItalicAngle 0"
+        b" /Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 >>",
+        b"<< /Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >>"
+        b" /Length %d >>\nstream\n%s\nendstream" % (len(form), form),
+    ]
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    path.write_bytes(bytes(out))
+    return path
+
+
+def test_a_stamps_font_is_read_by_its_whole_map(tmp_path):
+    """The font sits in a form XObject's resources, as a stamp's does; one dropped block holds
+    a code PDFium reads as half a surrogate pair (U+DE14, Unifont's "１" in pdfcpu's
+    Japanese stamp), another a code it reads as a letter the counted block also gives ("Ä"
+    at 0x00C4): that one may be right, and is left as PDFium read it."""
+    from pipeline.extraction.fonts import PageFonts
+
+    cmap = CMAP.format("2 beginbfchar\n<0031> <0031>\n<0032> <00C4>\nendbfchar\n"
+                       "4 beginbfchar\n<0010> <4EBA>\n<0011> <9593>\n<DE14> <FF11>\n<00C4> <00D6>\n"
+                       "<0020> <0020>\nendbfchar\n")  # 5 entries declared 4
+    path = stamp_pdf(tmp_path / "stamp.pdf", [0x10, 0x11, 0xDE14, 0x31, 0x32, 0xC4], cmap)
+    assert layer(path).text == "\x10\x11\ufffd1ÄÄ"  # PDFium: the dropped block's codes
+    import pdfplumber
+
+    with pdfplumber.open(path) as plumber:
+        chars = Chars(pdfium.PdfDocument(path)[0].get_textpage(), 792,
+                      PageFonts(lambda: plumber.pages[0].page_obj))
+        assert chars.text == "人間１1ÄÄ"

@@ -21,7 +21,7 @@ import numpy as np
 
 from pipeline.contracts import Block, DocumentError
 from pipeline.extraction import watermarks
-from pipeline.extraction.fonts import CODED, PageFonts, name_coded_glyphs
+from pipeline.extraction.fonts import PageFonts, name_glyphs
 from pipeline.extraction.images import image_format
 
 # PDFium marks a hyphen it removed at a line end as U+FFFE (and keeps U+00AD soft
@@ -241,7 +241,7 @@ class Chars:
         text = attach_accents(textpage, text if len(text) == self.n else text_by_index(textpage, self.n))
         # A glyph read as its code whose font names it (a ligature: several letters) keeps its
         # first letter at its index, for the per-index readers; span_text gives it whole.
-        self.named = name_coded_glyphs(textpage, text, fonts) if fonts is not None and CODED.search(text) else {}
+        self.named = name_glyphs(textpage, text, fonts) if fonts is not None else {}
         if self.named:
             letters = list(text)
             for k, named in self.named.items():

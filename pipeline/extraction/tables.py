@@ -1,7 +1,7 @@
 """Tables on a text-layer page: a PDFium count of the vector rulings of a table
 (``ruling_crossings``), and pdfplumber's table finder (``page_tables``), which keeps rows and
-cells whole. pdfplumber is opened only for a page with such rulings, and not for a grid
-of more than MAX_CROSSINGS crossings, which is read as text lines.
+cells whole. The finder runs only on a page with such rulings, and not on a grid of more
+than MAX_CROSSINGS crossings, which is read as text lines.
 """
 
 from __future__ import annotations

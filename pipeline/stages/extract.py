@@ -92,7 +92,8 @@ def _pdf_pages(path: Path, settings: Settings, first_page_no: int,
     """The PDF's pages and the files embedded in it (its name tree's, then its pages' annotations')."""
     pdf, password = open_pdf(path, secrets.pdf_passwords(settings), secrets.pdf_passwords_file(settings))
     text_engine = f"pdfium-{version('pypdfium2')}"
-    plumber: list = []  # opened once, on the first page with table rulings or a glyph read as its code
+    plumber: list = []  # opened once, on the first page: pdfminer reads its fonts' ToUnicode maps
+    maps_read: dict = {}  # font object -> fonts.dropped_codes of its ToUnicode map, for every page
     try:
         n_pages = len(pdf)
         if n_pages == 0:
@@ -100,8 +101,8 @@ def _pdf_pages(path: Path, settings: Settings, first_page_no: int,
         if n_pages > max_pages:
             raise DocumentError("too_many_pages", f"{path.name} has {n_pages} pages (max {max_pages})")
         embedded = attachments.document_files(pdf)
-        pages = [_extract_page(pdf, index, first_page_no, path, settings, text_engine, plumber, password, embedded)
-                 for index in range(n_pages)]
+        pages = [_extract_page(pdf, index, first_page_no, path, settings, text_engine, plumber, maps_read, password,
+                               embedded) for index in range(n_pages)]
         return pages, embedded
     finally:
         pdf.close()
@@ -127,7 +128,8 @@ def _image_pages(path: Path, file_format: str, settings: Settings, first_page_no
 
 
 def _extract_page(pdf, index: int, first_page_no: int, path: Path, settings: Settings, text_engine: str,
-                  plumber: list, password: str | None, embedded: list[attachments.EmbeddedFile]) -> Page:
+                  plumber: list, maps_read: dict, password: str | None,
+                  embedded: list[attachments.EmbeddedFile]) -> Page:
     page_no = first_page_no + index
     mark_page(page_no)
 
@@ -141,7 +143,7 @@ def _extract_page(pdf, index: int, first_page_no: int, path: Path, settings: Set
     try:
         page = pdf[index]
         width, height = page.get_size()
-        chars = Chars(page.get_textpage(), height, PageFonts(lambda: plumber_page().page_obj))
+        chars = Chars(page.get_textpage(), height, PageFonts(lambda: plumber_page().page_obj, maps_read))
     except Exception as exc:  # PDFium raises PdfiumError for a broken page
         raise DocumentError("corrupt_pdf", f"{path.name} page {index + 1}: {type(exc).__name__}: {exc}") from exc
     embedded += attachments.annotation_files(pdf, page, index + 1)
