@@ -107,7 +107,10 @@ def _pdf_pages(path: Path, settings: Settings, first_page_no: int,
     finally:
         pdf.close()
         for handle in plumber:
-            handle.close()
+            try:
+                handle.close()
+            except Exception:  # pdfplumber builds every page to close them, and one it cannot
+                handle.stream.close()  # build (no MediaBox) must not fail a page PDFium read
 
 
 def _image_pages(path: Path, file_format: str, settings: Settings, first_page_no: int, max_pages: int) -> list[Page]:
