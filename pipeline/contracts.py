@@ -130,12 +130,33 @@ class Page(BaseModel):
         return "\n".join(b.text for b in self.blocks if b.text)
 
 
+class Signature(BaseModel):
+    """A digital signature as the PDF states it (pipeline.extraction.metadata): neither its
+    certificate chain nor its digest is verified."""
+    signer: str = ""  # the signing certificate's common name (else e-mail, else whole name); "" unread
+    signed_at: str | None = None  # ISO 8601, from the signature dictionary's /M
+    reason: str = ""
+    kind: str = ""  # the SubFilter: adbe.pkcs7.detached, ETSI.CAdES.detached, ETSI.RFC3161 (a timestamp)
+    covers_to_end: bool  # the signed bytes reach the end of the file: nothing was appended after it
+
+
+class DocumentInfo(BaseModel):
+    """What the file says about itself: its information dictionary and its signatures."""
+    title: str = ""
+    author: str = ""
+    subject: str = ""
+    created: str | None = None  # ISO 8601
+    modified: str | None = None
+    signatures: list[Signature] = Field(default_factory=list)  # signed fields, in the document's order
+
+
 class ExtractedDocument(BaseModel):
     doc_id: str
     source_path: str
     sha256: str
     pages: list[Page]
     engines: list[str]
+    info: DocumentInfo = Field(default_factory=DocumentInfo)  # of the file itself, not its attachments
 
 
 # --- language (cleaning + detection) -----------------------------------------------------
@@ -186,6 +207,7 @@ class CleanedDocument(BaseModel):
     # language -> share of the document's letters left out: sections in languages not configured
     # (pipeline.text.block_languages.configured_sections); empty when the text is loaded whole
     left_out: dict[str, float] = Field(default_factory=dict)
+    info: DocumentInfo = Field(default_factory=DocumentInfo)
 
     def attachment_at(self, offset: int) -> AttachmentSpan | None:
         return next((a for a in self.attachments if a.start <= offset < a.end), None)

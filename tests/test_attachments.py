@@ -1,9 +1,10 @@
-"""Files embedded in a PDF (pipeline/extraction/attachments.py): a contract carrying its
-annex as a PDF attachment, as portfolios and e-mails archived as PDF carry theirs.
+"""Files embedded in a PDF (pipeline/extraction/attachments.py): a signed contract carrying
+its annex as a PDF attachment, as portfolios and e-mails archived as PDF carry theirs.
 
 The annex's pages are read after the contract's, each marked with the file's name; its
-chunks carry that name and their page in the annex, through the real corpus_refresh DAG
-into the real Weaviate, where a German question finds the annex and cites it as such.
+chunks carry that name and their page in the annex, and the contract's title and signer,
+through the real corpus_refresh DAG into the real Weaviate, where a German question finds
+the annex and cites it as such.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pypdfium2 as pdfium
 import pytest
 
 from conftest import text_pdf
+from pdf_signing import sign_pdf
 from pipeline.contracts import Page
 from pipeline.extraction.attachments import embedded_data
 from pipeline.stages import extract
@@ -44,7 +46,7 @@ Wartezeiten an der Rampe von mehr als zwei Stunden werden mit 45 Euro je Stunde 
 
 def contract_with_annex(folder: Path) -> Path:
     """The contract with its two-page annex attached twice (read once), and the invoice data
-    as XML (a format Rosetta does not read)."""
+    as XML (a format Rosetta does not read); then signed."""
     annex = text_pdf(ANNEX, folder / "annex.pdf", lines_per_page=5).read_bytes()
     contract = text_pdf(CONTRACT, folder / "contract-plain.pdf")
     pdf = pdfium.PdfDocument(contract)
@@ -54,7 +56,8 @@ def contract_with_annex(folder: Path) -> Path:
     out = folder / "contract.pdf"
     pdf.save(out)
     pdf.close()
-    return out
+    return sign_pdf(out, "Erika Mustermann", "Vertragsabschluss", "D:20261203101500+01'00'",
+                    title="Service Agreement ACME – Borealis", author="ACME Legal")
 
 
 @pytest.fixture(scope="module")
@@ -126,3 +129,6 @@ def test_a_question_finds_the_annex_cited_as_its_own_page(contract, settings, we
     assert "84 Euro je Palette" in hit["text"] and hit["lang"] == "de"
     assert hit["source"].endswith("contract.pdf › Anlage_1_Preisblatt.pdf") and hit["attachment"] == "Anlage_1_Preisblatt.pdf"
     assert hit["page"] == 1
+    # the contract's own facts travel with its annex's chunks
+    assert hit["title"] == "Service Agreement ACME – Borealis" and hit["signed_by"] == ["Erika Mustermann"]
+    assert hit["changed_after_signing"] is False

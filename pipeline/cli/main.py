@@ -96,11 +96,19 @@ def cmd_extract(args: argparse.Namespace) -> int:
     except DocumentError as error:
         outcome = {"loaded": False, "reason": error.reason, "detail": error.detail}
     result = {"file": args.file, "lang": doc_lang, "lang_confidence": round(doc_conf, 4), "pages": pages,
-              "removed": [r.model_dump() for r in removed], "language_stage": outcome}
+              "info": extracted.info.model_dump(), "removed": [r.model_dump() for r in removed],
+              "language_stage": outcome}
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=1))
     else:
         print(f"{args.file}: {len(pages)} page(s), language {doc_lang} ({doc_conf:.2f})")
+        info = extracted.info
+        for label, value in (("title", info.title), ("author", info.author)):
+            if value:
+                print(f"  {label}: {value}")
+        for s in info.signatures:
+            print(f"  signed by {s.signer or '(signer unread)'} at {s.signed_at or '(no time)'} ({s.kind}"
+                  f"{'' if s.covers_to_end else '; the file changed after it'}), not verified")
         for p in pages:
             part = f" ({p['attachment']})" if p["attachment"] else ""
             print(f"  page {p['page_no']}{part}: {p['method']} {p['direction']} {p['engine']} {len(p['blocks'])} block(s) "

@@ -32,7 +32,11 @@ def cmd_search(args: argparse.Namespace) -> int:
         return 0
     for i, hit in enumerate(shown["hits"], 1):
         snippet = " ".join(hit["text"].split())[:110]
-        print(f"  {i}. {hit['score']:.3f} [{hit['lang']}] {hit['source']} p.{hit['page']}: {snippet}")
+        title = f" \"{hit['title']}\"" if hit["title"] else ""
+        print(f"  {i}. {hit['score']:.3f} [{hit['lang']}] {hit['source']}{title} p.{hit['page']}: {snippet}")
+        if hit["signed_by"]:
+            changed = ", changed after the last signature" if hit["changed_after_signing"] else ""
+            print(f"       signed by {', '.join(name or '(signer unread)' for name in hit['signed_by'])}{changed}")
         for t in hit["translations"]:
             print(f"       = [{t['lang']}] {t['source']} p.{t['page']} (similarity {t['similarity']:.3f})")
         for c in hit["copies"]:

@@ -65,7 +65,8 @@ class SearchResult:
             attachment = p.get("attachment") or None
             return {"lang": c.lang, "doc_id": c.doc_id, "source": f"{source} › {attachment}" if attachment else source,
                     "page": p.get("attachment_page") if attachment else p.get("page_start"), "attachment": attachment,
-                    "clause": p.get("clause_number"), "chunk_id": p.get("chunk_id"),
+                    "clause": p.get("clause_number"), "chunk_id": p.get("chunk_id"), "title": p.get("title") or "",
+                    "signed_by": p.get("signed_by") or [], "changed_after_signing": p.get("changed_after_signing"),
                     "similarity": round(c.similarity, 4)}
 
         return {"query": self.query, "query_lang": self.query_lang, "answered": self.answered,

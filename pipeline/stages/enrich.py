@@ -30,6 +30,13 @@ def build_objects(cleaned: CleanedDocument, chunked: ChunkedDocument, embedded: 
     """Weaviate objects (uuid + properties) for one document, in chunk order."""
     objects = []
     version = pipeline_version()
+    signatures = cleaned.info.signatures
+    file_facts = {
+        "title": cleaned.info.title, "author": cleaned.info.author, "signed_by": [s.signer for s in signatures],
+        "signatures": json.dumps([s.model_dump() for s in signatures], ensure_ascii=False),
+        # no signed range reaches the end of the file: something was appended after the last one
+        "changed_after_signing": not any(s.covers_to_end for s in signatures) if signatures else None,
+    }
     for index, chunk in enumerate(chunked.chunks):
         reg_ids = find_regulations(chunk.text)
         properties = {
@@ -48,7 +55,7 @@ def build_objects(cleaned: CleanedDocument, chunked: ChunkedDocument, embedded: 
             "extraction_method": "+".join(cleaned.extraction_methods), "extraction_engines": cleaned.engines,
             "embedder": embedded.embedder,
             "alignment_version": embedded.alignment_versions.get(chunk.lang, embedded.alignment_version),
-            "anchor_set_version": embedded.anchor_set_version or "none", "batch_id": batch_id,
+            "anchor_set_version": embedded.anchor_set_version or "none", "batch_id": batch_id, **file_facts,
         }
         objects.append({"uuid": chunk_uuid(properties), "properties": properties})
     return objects

@@ -18,12 +18,13 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.config import Settings
-from pipeline.contracts import Block, DocRef, DocumentError, ExtractedDocument, Page, StageResult
+from pipeline.contracts import Block, DocRef, DocumentError, DocumentInfo, ExtractedDocument, Page, StageResult
 from pipeline.extraction import attachments
 from pipeline.extraction.annotations import annotation_blocks
 from pipeline.extraction.fonts import PageFonts
 from pipeline.extraction.honesty import doubt, glyphs_read_as_spaces
 from pipeline.extraction.images import image_pages
+from pipeline.extraction.metadata import document_info
 from pipeline.extraction.pdf import Chars, check_file, horizontal_blocks, insert_by_position, open_pdf
 from pipeline.extraction.scans import ocr_blocks, render_gray, scanned_regions
 from pipeline.extraction.tables import MAX_CROSSINGS, page_tables, ruling_crossings
@@ -37,23 +38,26 @@ log = logging.getLogger(__name__)
 
 
 def extract_file(path: Path, settings: Settings, doc_id: str = "", sha256: str = "") -> ExtractedDocument:
-    pages = _file_pages(path, settings, first_page_no=1, depth=0, max_pages=settings.extraction.max_pages)
+    pages, info = _file_pages(path, settings, first_page_no=1, depth=0, max_pages=settings.extraction.max_pages)
     if not any(b.text.strip() for p in pages for b in p.blocks):
         raise DocumentError("no_text", f"{path.name}: no text in the text layer and none found by OCR")
     engines = sorted({p.engine for p in pages} | {b.engine for p in pages for b in p.blocks if b.engine})
-    return ExtractedDocument(doc_id=doc_id, source_path=str(path), sha256=sha256, pages=pages, engines=engines)
+    return ExtractedDocument(doc_id=doc_id, source_path=str(path), sha256=sha256, pages=pages, engines=engines,
+                             info=info)
 
 
-def _file_pages(path: Path, settings: Settings, first_page_no: int, depth: int, max_pages: int) -> list[Page]:
-    """A file's pages, numbered from ``first_page_no``, then those of the files embedded in it."""
+def _file_pages(path: Path, settings: Settings, first_page_no: int, depth: int,
+                max_pages: int) -> tuple[list[Page], DocumentInfo]:
+    """A file's pages, numbered from ``first_page_no``, then those of the files embedded in it;
+    and what the file says about itself."""
     file_format = check_file(path)
     if file_format != "PDF":
-        return _image_pages(path, file_format, settings, first_page_no, max_pages)
-    pages, embedded = _pdf_pages(path, settings, first_page_no, max_pages)
+        return _image_pages(path, file_format, settings, first_page_no, max_pages), DocumentInfo()
+    pages, embedded, info = _pdf_pages(path, settings, first_page_no, max_pages)
     if embedded:
         embedded = attachments.distinct(embedded, sha256_file(path))
     return pages + _attachment_pages(path, embedded, settings, first_page_no + len(pages), depth,
-                                     max_pages - len(pages))
+                                     max_pages - len(pages)), info
 
 
 def _attachment_pages(path: Path, embedded: list[attachments.EmbeddedFile], settings: Settings, first_page_no: int,
@@ -75,7 +79,7 @@ def _attachment_pages(path: Path, embedded: list[attachments.EmbeddedFile], sett
             copy = Path(folder) / f"{number}-{file.file_name}"
             copy.write_bytes(file.data)
             try:
-                part = _file_pages(copy, settings, first_page_no + len(pages), depth + 1, max_pages - len(pages))
+                part, _ = _file_pages(copy, settings, first_page_no + len(pages), depth + 1, max_pages - len(pages))
             except DocumentError as exc:
                 log.warning("%s: embedded file %s not read (%s): %s", path.name, file.name, exc.reason,
                             exc.detail.replace(copy.name, file.name))
@@ -88,8 +92,9 @@ def _attachment_pages(path: Path, embedded: list[attachments.EmbeddedFile], sett
 
 
 def _pdf_pages(path: Path, settings: Settings, first_page_no: int,
-               max_pages: int) -> tuple[list[Page], list[attachments.EmbeddedFile]]:
-    """The PDF's pages and the files embedded in it (its name tree's, then its pages' annotations')."""
+               max_pages: int) -> tuple[list[Page], list[attachments.EmbeddedFile], DocumentInfo]:
+    """The PDF's pages, the files embedded in it (its name tree's, then its pages' annotations')
+    and its document information and signatures."""
     pdf, password = open_pdf(path, secrets.pdf_passwords(settings), secrets.pdf_passwords_file(settings))
     text_engine = f"pdfium-{version('pypdfium2')}"
     plumber: list = []  # opened once, on the first page: pdfminer reads its fonts' ToUnicode maps
@@ -103,7 +108,7 @@ def _pdf_pages(path: Path, settings: Settings, first_page_no: int,
         embedded = attachments.document_files(pdf)
         pages = [_extract_page(pdf, index, first_page_no, path, settings, text_engine, plumber, maps_read, password,
                                embedded) for index in range(n_pages)]
-        return pages, embedded
+        return pages, embedded, document_info(pdf, path)
     finally:
         pdf.close()
         for handle in plumber:

@@ -187,7 +187,7 @@ def clean_and_detect(doc: ExtractedDocument, settings: Settings) -> CleanedDocum
         doc_id=doc.doc_id, source_path=doc.source_path, sha256=doc.sha256, lang=found.main,
         lang_confidence=round(found.coverage, 4), lang_shares=found.shares, lang_spans=lang_spans,
         text="\n\n".join(text_parts), pages=spans, tables=tables, removed=removed, attachments=attachments,
-        left_out=left_out,
+        left_out=left_out, info=doc.info,
         extraction_methods=sorted({p.method for p in doc.pages}), engines=doc.engines,
     )
 

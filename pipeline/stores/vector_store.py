@@ -64,6 +64,13 @@ PROPERTIES: list[tuple[str, DataType]] = [
     # whether its document's sections in two languages translate each other (a leaflet, a
     # bilingual contract); absent on chunks loaded before
     ("translated_within", DataType.BOOL),
+    # what its file says about itself (pipeline/extraction/metadata.py): title, author, each
+    # signature's signer as the signature states it (not verified), all signatures as JSON,
+    # and whether the file changed after the last one (absent on an unsigned file)
+    ("title", DataType.TEXT), ("author", DataType.TEXT),
+    ("signed_by", DataType.TEXT_ARRAY),
+    ("signatures", DataType.TEXT),
+    ("changed_after_signing", DataType.BOOL),
     # lineage
     ("source_sha256", DataType.TEXT),
     ("pipeline_version", DataType.TEXT),

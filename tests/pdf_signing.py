@@ -1,0 +1,99 @@
+"""Sign a PDF as a signing tool does, for the tests of pipeline/extraction/metadata.py: an
+incremental update adds a signature field whose value holds a real detached CMS signature
+(cryptography's PKCS7SignatureBuilder, SHA-256, the signer's certificate inside) over the
+whole file but the signature's own hex string, and a document information dictionary.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from pathlib import Path
+
+CONTENTS_SIZE = 8192  # bytes reserved for the signature (hex: twice as many digits)
+BYTE_RANGE = b"/ByteRange [0 0000000000 0000000000 0000000000]"
+
+
+def _pdf_string(text: str) -> bytes:
+    return b"<FEFF" + text.encode("utf-16-be").hex().upper().encode() + b">"
+
+
+def _update(pdf: bytes, objects: dict[int, bytes], trailer: bytes = b"") -> bytes:
+    """``pdf`` with an incremental update: ``objects`` (number -> dictionary) appended, an xref
+    section for them, a trailer pointing back at the previous xref."""
+    last = pdf[pdf.rindex(b"trailer"):]
+    root = re.search(rb"/Root\s*(\d+\s+\d+\s+R)", last).group(1)  # type: ignore[union-attr]
+    size = int(re.search(rb"/Size\s*(\d+)", last).group(1))  # type: ignore[union-attr]
+    previous = int(re.search(rb"startxref\s+(\d+)", last).group(1))  # type: ignore[union-attr]
+    out = bytearray(pdf if pdf.endswith(b"\n") else pdf + b"\n")
+    xref = b"xref\n"
+    for number, body in sorted(objects.items()):
+        xref += b"%d 1\n%010d 00000 n \n" % (number, len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    start = len(out)
+    size = max(size, max(objects) + 1)
+    out += xref + b"trailer\n<</Size %d/Root %s/Prev %d%s>>\nstartxref\n%d\n%%%%EOF\n" % (
+        size, root, previous, trailer, start)
+    return bytes(out)
+
+
+def _new_numbers(pdf: bytes, count: int) -> list[int]:
+    size = int(re.search(rb"/Size\s*(\d+)", pdf[pdf.rindex(b"trailer"):]).group(1))  # type: ignore[union-attr]
+    return list(range(size, size + count))
+
+
+def _certificate(name: str):
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name),
+                         x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Rosetta tests")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+                   .serial_number(x509.random_serial_number()).not_valid_before(now)
+                   .not_valid_after(now + datetime.timedelta(days=30)).sign(key, hashes.SHA256()))
+    return certificate, key
+
+
+def sign_pdf(path: Path, signer: str, reason: str, signed_at: str, title: str = "", author: str = "") -> Path:
+    """Sign ``path`` in place (``signed_at`` as a PDF date, "D:20261203101500+01'00'")."""
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.serialization import pkcs7
+
+    pdf = path.read_bytes()
+    last = pdf[pdf.rindex(b"trailer"):]
+    root = int(re.search(rb"/Root\s*(\d+)\s+\d+\s+R", last).group(1))  # type: ignore[union-attr]
+    catalog = re.search(rb"(?<![0-9])%d 0 obj\s*(<<.*?>>)\s*endobj" % root, pdf, re.S).group(1)  # type: ignore[union-attr]
+    page = re.search(rb"/Kids\s*\[\s*(\d+\s+\d+\s+R)", pdf).group(1)  # type: ignore[union-attr]
+    signature, field, info = _new_numbers(pdf, 3)
+    objects = {
+        signature: b"<</Type/Sig/Filter/Adobe.PPKLite/SubFilter/adbe.pkcs7.detached " + BYTE_RANGE
+                   + b"/Contents <" + b"0" * (2 * CONTENTS_SIZE) + b">/M(" + signed_at.encode() + b")/Reason"
+                   + _pdf_string(reason) + b">>",
+        field: b"<</FT/Sig/T(Signature1)/V %d 0 R/Type/Annot/Subtype/Widget/Rect[0 0 0 0]/F 132/P %s>>" % (
+            signature, page),
+        root: catalog[:-2] + b"/AcroForm<</Fields[%d 0 R]/SigFlags 3>>>>" % field,
+        info: b"<</Title" + _pdf_string(title) + b"/Author" + _pdf_string(author) + b">>",
+    }
+    pdf = _update(pdf, objects, b"/Info %d 0 R" % info)
+    hole = pdf.index(b"/Contents <", pdf.rindex(BYTE_RANGE)) + len(b"/Contents ")
+    end = hole + 2 * CONTENTS_SIZE + 2
+    byte_range = b"/ByteRange [0 %010d %010d %010d]" % (hole, end, len(pdf) - end)
+    pdf = pdf.replace(BYTE_RANGE, byte_range)
+    certificate, key = _certificate(signer)
+    cms = (pkcs7.PKCS7SignatureBuilder().set_data(pdf[:hole] + pdf[end:]).add_signer(certificate, key, hashes.SHA256())
+           .sign(serialization.Encoding.DER, [pkcs7.PKCS7Options.DetachedSignature, pkcs7.PKCS7Options.Binary]))
+    digits = cms.hex().upper().encode()
+    path.write_bytes(pdf[:hole + 1] + digits.ljust(2 * CONTENTS_SIZE, b"0") + pdf[end - 1:])
+    return path
+
+
+def change_after_signing(path: Path, title: str) -> Path:
+    """An editor's save after the signature: a new information dictionary appended."""
+    pdf = path.read_bytes()
+    (info,) = _new_numbers(pdf, 1)
+    path.write_bytes(_update(pdf, {info: b"<</Title" + _pdf_string(title) + b">>"}, b"/Info %d 0 R" % info))
+    return path
