@@ -131,9 +131,12 @@ class Page(BaseModel):
 
 
 class Signature(BaseModel):
-    """A digital signature as the PDF states it (pipeline.extraction.metadata): neither its
-    certificate chain nor its digest is verified."""
+    """A digital signature of a PDF (pipeline.extraction.metadata); whether its certificate
+    deserves trust is not judged."""
     signer: str = ""  # the signing certificate's common name (else e-mail, else whole name); "" unread
+    # the signed bytes hash to its digest and its value verifies with that certificate's key;
+    # None: not told (no certificate inside, a timestamp token, an algorithm not read)
+    intact: bool | None = None
     signed_at: str | None = None  # ISO 8601, from the signature dictionary's /M
     reason: str = ""
     kind: str = ""  # the SubFilter: adbe.pkcs7.detached, ETSI.CAdES.detached, ETSI.RFC3161 (a timestamp)

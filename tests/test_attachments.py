@@ -130,5 +130,5 @@ def test_a_question_finds_the_annex_cited_as_its_own_page(contract, settings, we
     assert hit["source"].endswith("contract.pdf › Anlage_1_Preisblatt.pdf") and hit["attachment"] == "Anlage_1_Preisblatt.pdf"
     assert hit["page"] == 1
     # the contract's own facts travel with its annex's chunks
-    assert hit["title"] == "Service Agreement ACME – Borealis" and hit["signed_by"] == ["Erika Mustermann"]
-    assert hit["changed_after_signing"] is False
+    assert hit["title"] == "Service Agreement ACME – Borealis" and hit["changed_after_signing"] is False
+    assert [(s["signer"], s["intact"]) for s in hit["signatures"]] == [("Erika Mustermann", True)]

@@ -1,7 +1,8 @@
 """What a PDF says about itself (pipeline/extraction/metadata.py): its title, author and
-dates, and its signatures: who signed (the signing certificate's subject), when, why, and
-whether the file changed after the last signature. The signed files are signed for real
-(tests/pdf_signing.py: a detached CMS signature poppler's pdfsig validates)."""
+dates, and its signatures: who signed (the signing certificate's subject), when, why,
+whether the signed bytes are intact, and whether the file changed after the last signature.
+The signed files are signed for real (tests/pdf_signing.py: a detached CMS signature
+poppler's pdfsig validates)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from conftest import text_pdf
 from pdf_signing import change_after_signing, sign_pdf
-from pipeline.extraction.metadata import iso_date, signer_name
+from pipeline.extraction.metadata import iso_date, read_signature
 from pipeline.stages import extract
 
 AGREEMENT = """Confidentiality Agreement
@@ -40,17 +41,33 @@ def test_a_signed_pdf_names_its_signer_time_reason_and_title(settings, tmp_path)
     (signature,) = info.signatures
     assert signature.signer == "Erika Mustermann" and signature.reason == "Einverstanden"
     assert signature.signed_at == "2026-12-03T10:15:00+01:00" and signature.kind == "adbe.pkcs7.detached"
-    assert signature.covers_to_end
+    assert signature.covers_to_end and signature.intact
 
+    # saved again after signing: the signature still holds for what it signed
     changed = change_after_signing(shutil.copy(path, tmp_path / "edited.pdf"), "Edited after signing")
     info = extract.extract_file(changed, settings).info
     assert info.title == "Edited after signing" and not info.signatures[0].covers_to_end
+    assert info.signatures[0].intact
+
+
+def test_a_pdf_edited_inside_its_signed_bytes_is_no_longer_intact(settings, tmp_path):
+    path = sign_pdf(text_pdf(AGREEMENT, tmp_path / "nda.pdf"), "Erika Mustermann", "Einverstanden",
+                    "D:20261203101500+01'00'", author="Rechtsabteilung")
+    data = path.read_bytes()
+    author = "Rechtsabteilung".encode("utf-16-be").hex().upper().encode()
+    forged = author.replace(b"0052", b"0046", 1)  # R -> F, in place: the file's structure holds
+    path.write_bytes(data.replace(author, forged))
+    info = extract.extract_file(path, settings).info
+    assert info.author == "Fechtsabteilung"
+    (signature,) = info.signatures
+    assert signature.signer == "Erika Mustermann" and signature.covers_to_end and signature.intact is False
 
 
 def test_an_unsigned_pdf_has_no_signatures_and_a_broken_signature_no_signer(settings, tmp_path):
     info = extract.extract_file(text_pdf(AGREEMENT, tmp_path / "plain.pdf"), settings).info
     assert info.signatures == [] and info.title == ""
-    assert signer_name(b"\x30\x03\x02\x01\x01") == "" and signer_name(b"not a signature") == ""
+    assert read_signature(b"\x30\x03\x02\x01\x01", b"") == ("", None)
+    assert read_signature(b"not a signature", b"") == ("", None)
 
 
 def test_rosetta_extract_prints_the_signature(settings, tmp_path, capsys):
@@ -59,5 +76,5 @@ def test_rosetta_extract_prints_the_signature(settings, tmp_path, capsys):
     path = sign_pdf(text_pdf(AGREEMENT, tmp_path / "nda.pdf"), "Erika Mustermann", "Einverstanden",
                     "D:20261203101500+01'00'")
     assert cli_main(["extract", str(path)]) == 0
-    assert "signed by Erika Mustermann at 2026-12-03T10:15:00+01:00 (adbe.pkcs7.detached), not verified" in (
-        capsys.readouterr().out)
+    assert ("signed by Erika Mustermann at 2026-12-03T10:15:00+01:00 (adbe.pkcs7.detached): intact; its "
+            "certificate's trust not judged") in capsys.readouterr().out

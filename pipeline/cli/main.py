@@ -107,8 +107,9 @@ def cmd_extract(args: argparse.Namespace) -> int:
             if value:
                 print(f"  {label}: {value}")
         for s in info.signatures:
-            print(f"  signed by {s.signer or '(signer unread)'} at {s.signed_at or '(no time)'} ({s.kind}"
-                  f"{'' if s.covers_to_end else '; the file changed after it'}), not verified")
+            check = {True: "intact", False: "does NOT match the signed bytes", None: "not checked"}[s.intact]
+            print(f"  signed by {s.signer or '(signer unread)'} at {s.signed_at or '(no time)'} ({s.kind}): {check}"
+                  f"{'' if s.covers_to_end else ', the file changed after it'}; its certificate's trust not judged")
         for p in pages:
             part = f" ({p['attachment']})" if p["attachment"] else ""
             print(f"  page {p['page_no']}{part}: {p['method']} {p['direction']} {p['engine']} {len(p['blocks'])} block(s) "

@@ -34,9 +34,12 @@ def cmd_search(args: argparse.Namespace) -> int:
         snippet = " ".join(hit["text"].split())[:110]
         title = f" \"{hit['title']}\"" if hit["title"] else ""
         print(f"  {i}. {hit['score']:.3f} [{hit['lang']}] {hit['source']}{title} p.{hit['page']}: {snippet}")
-        if hit["signed_by"]:
+        if hit["signatures"]:
+            signers = ", ".join((s["signer"] or "(signer unread)") + (" (does NOT match the signed bytes)"
+                                                                       if s["intact"] is False else "")
+                                for s in hit["signatures"])
             changed = ", changed after the last signature" if hit["changed_after_signing"] else ""
-            print(f"       signed by {', '.join(name or '(signer unread)' for name in hit['signed_by'])}{changed}")
+            print(f"       signed by {signers}{changed}")
         for t in hit["translations"]:
             print(f"       = [{t['lang']}] {t['source']} p.{t['page']} (similarity {t['similarity']:.3f})")
         for c in hit["copies"]:

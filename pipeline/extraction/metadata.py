@@ -1,22 +1,27 @@
 """What a PDF says about itself: its document information (title, author, subject, dates) and
-its digital signatures (who signed, when, why, and whether anything was appended after).
+its digital signatures (who signed, when, why, whether the signed bytes are intact, and
+whether anything was appended after).
 
 A compliance team asks of a contract who signed it and whether it changed since; the
-answer travels with every chunk (pipeline.stages.enrich). A signature is read as the file
-states it: the signer is the subject of the signing certificate the signature carries, the
-time the signature dictionary's /M. Neither the certificate chain nor the digest is
-verified: that is a validator's job (pyHanko, Acrobat), and the docs say so
-(extraction.md, "Document information and signatures"). What is checked is the byte range:
-a signature whose signed ranges stop short of the end of the file was followed by changes
-(an incremental update: a later signature, a filled field, an edited page).
+answer travels with every chunk (pipeline.stages.enrich). The signer is the subject of the
+signing certificate the signature carries, the time the signature dictionary's /M. Checked:
+that the signed byte ranges hash to the signature's digest and that the signature value
+verifies with that certificate's key (``intact``), and whether those ranges reach the end of
+the file (bytes appended after a signature: a later signature, a filled field, an edited
+page). Not judged: whether the certificate deserves trust (its chain, its revocation): that
+needs the team's trust anchors and a validator (pyHanko, Acrobat); extraction.md, "Document
+information and signatures".
 """
 
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import logging
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pipeline.contracts import DocumentInfo, Signature
 
@@ -65,60 +70,140 @@ def _children(data: bytes, start: int, end: int) -> list[tuple[int, int, int, in
     return found
 
 
-def _signer_certificate(contents: bytes):
-    """The certificate of the signer a CMS SignedData names (its first SignerInfo: issuer and
-    serial number, or subject key identifier), among the certificates it carries; None
-    when it carries none that matches."""
+OID_MESSAGE_DIGEST = "1.2.840.113549.1.9.4"
+OID_RSASSA_PSS = "1.2.840.113549.1.1.10"  # its parameters name the hash and salt: not checked here
+DIGESTS = {"1.3.14.3.2.26": "sha1", "2.16.840.1.101.3.4.2.4": "sha224", "2.16.840.1.101.3.4.2.1": "sha256",
+           "2.16.840.1.101.3.4.2.2": "sha384", "2.16.840.1.101.3.4.2.3": "sha512",
+           "2.16.840.1.101.3.4.2.8": "sha3_256", "2.16.840.1.101.3.4.2.9": "sha3_384",
+           "2.16.840.1.101.3.4.2.10": "sha3_512", "2.16.840.1.101.3.4.2.12": "shake256"}
+
+
+def _oid(data: bytes) -> str:
+    first, rest, value = data[0], [], 0
+    for byte in data[1:]:
+        value = value << 7 | byte & 0x7F
+        if not byte & 0x80:
+            rest.append(value)
+            value = 0
+    return ".".join(str(n) for n in (min(first // 40, 2), first - 40 * min(first // 40, 2), *rest))
+
+
+@dataclass(frozen=True)
+class _SignerInfo:
+    certificate: Any  # the signer's x509 certificate, None when the signature does not carry it
+    digest: str  # hashlib's name for the digest algorithm; "" for one not in DIGESTS
+    signed_attributes: bytes | None  # DER, as the SET the signature value signs; None: it signs the data
+    message_digest: bytes | None  # the signed attributes' digest of the data
+    signature_algorithm: str  # its OID
+    signature: bytes
+    encapsulated: bool  # the content is inside (a timestamp token's TSTInfo), not the file's bytes
+
+
+def _signer_info(contents: bytes) -> _SignerInfo:
+    """The first SignerInfo of a CMS SignedData, with the certificate it names (by issuer and
+    serial number, a serial being unique per issuer only, or by subject key identifier) among
+    those it carries. ValueError or IndexError where it is no DER CMS."""
     from cryptography import x509
 
     _, _, value, end = _tlv(contents, 0)  # ContentInfo: contentType, [0] content
     explicit = _children(contents, value, end)[1]
     signed_data = _children(contents, explicit[2], explicit[3])[0]
-    parts = _children(contents, signed_data[2], signed_data[3])
+    parts = _children(contents, signed_data[2], signed_data[3])  # version, digests, content, [0] certs, ...
+    encapsulated = len(_children(contents, parts[2][2], parts[2][3])) > 1
     certificates = []
     for _, start, _, stop in next((_children(contents, p[2], p[3]) for p in parts if p[0] == 0xA0), []):
         try:
             certificates.append(x509.load_der_x509_certificate(contents[start:stop]))
         except ValueError:  # an attribute certificate or a broken one: not the signer's
             continue
-    signer_infos = _children(contents, parts[-1][2], parts[-1][3])
-    sid = _children(contents, signer_infos[0][2], signer_infos[0][3])[1]
+    signer = _children(contents, *_children(contents, parts[-1][2], parts[-1][3])[0][2:])
+    sid, digest_algorithm = signer[1], signer[2]
+    certificate = None
     if sid[0] == 0x80:  # [0] subjectKeyIdentifier
-        key_id = contents[sid[2]:sid[3]]
         for cert in certificates:
             try:
-                if cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value.digest == key_id:
-                    return cert
+                if cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value.digest == \
+                        contents[sid[2]:sid[3]]:
+                    certificate = cert
             except x509.ExtensionNotFound:
                 continue
+    else:
+        issuer, serial = _children(contents, sid[2], sid[3])[:2]  # issuerAndSerialNumber
+        number = int.from_bytes(contents[serial[2]:serial[3]], "big", signed=True)
+        certificate = next((cert for cert in certificates if cert.serial_number == number
+                            and cert.issuer.public_bytes() == contents[issuer[1]:issuer[3]]), None)
+    attributes, message_digest = None, None
+    rest = signer[3:]
+    if rest[0][0] == 0xA0:  # [0] IMPLICIT signedAttrs: signed as a SET
+        attributes = b"\x31" + contents[rest[0][1] + 1:rest[0][3]]
+        for attribute in _children(contents, rest[0][2], rest[0][3]):
+            kind, values = _children(contents, attribute[2], attribute[3])
+            if _oid(contents[kind[2]:kind[3]]) == OID_MESSAGE_DIGEST:
+                digest_value = _children(contents, values[2], values[3])[0]
+                message_digest = contents[digest_value[2]:digest_value[3]]
+        rest = rest[1:]
+    algorithm, signature = rest[0], rest[1]
+    oid_of = lambda part: _oid(contents[(o := _children(contents, part[2], part[3])[0])[2]:o[3]])  # noqa: E731
+    return _SignerInfo(certificate, DIGESTS.get(oid_of(digest_algorithm), ""), attributes, message_digest,
+                       oid_of(algorithm), contents[signature[2]:signature[3]], encapsulated)
+
+
+def _digest(name: str, data: bytes) -> bytes:
+    return hashlib.shake_256(data).digest(64) if name == "shake256" else hashlib.new(name, data).digest()
+
+
+def intact(info: _SignerInfo, signed: bytes) -> bool | None:
+    """Whether the signed bytes hash to the signature's digest and the signature value checks
+    with the key of the certificate it carries; None where that cannot be told here (no
+    certificate, a content inside the signature, an algorithm not read). Whether that
+    certificate deserves trust is not judged."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa
+
+    if info.certificate is None or info.encapsulated or not info.digest:
         return None
-    issuer, serial = _children(contents, sid[2], sid[3])[:2]  # issuerAndSerialNumber
-    number = int.from_bytes(contents[serial[2]:serial[3]], "big", signed=True)
-    issued = contents[issuer[1]:issuer[3]]  # a serial number is unique for its issuer only
-    return next((cert for cert in certificates
-                 if cert.serial_number == number and cert.issuer.public_bytes() == issued), None)
+    digest = _digest(info.digest, signed)
+    if info.signed_attributes is not None and info.message_digest != digest:
+        return False
+    message = signed if info.signed_attributes is None else info.signed_attributes
+    key = info.certificate.public_key()
+    algorithm = getattr(hashes, info.digest.upper(), None) if info.digest != "shake256" else None
+    try:
+        if isinstance(key, (ed25519.Ed25519PublicKey, ed448.Ed448PublicKey)):
+            key.verify(info.signature, message)
+        elif isinstance(key, rsa.RSAPublicKey) and algorithm and info.signature_algorithm != OID_RSASSA_PSS:
+            key.verify(info.signature, message, padding.PKCS1v15(), algorithm())
+        elif isinstance(key, ec.EllipticCurvePublicKey) and algorithm:
+            key.verify(info.signature, message, ec.ECDSA(algorithm()))
+        else:
+            return None
+    except InvalidSignature:
+        return False
+    return True
 
 
-def signer_name(contents: bytes) -> str:
-    """The subject of the signing certificate of a PKCS#7 / CMS signature (a document
-    timestamp's: the time stamping authority's): its common name, else its e-mail address,
-    else the whole name. "" when the signature does not carry its signer's certificate or
-    cannot be parsed."""
+def _name(certificate) -> str:
+    """A certificate subject's common name, else its e-mail address, else the whole name."""
     from cryptography.x509.oid import NameOID
 
-    try:
-        certificate = _signer_certificate(contents)
-    except (ValueError, IndexError) as exc:  # not DER CMS: the signer stays unread
-        log.debug("signature not parsed: %s", exc)
-        return ""
-    if certificate is None:
-        return ""
-    subject = certificate.subject
     for oid in (NameOID.COMMON_NAME, NameOID.EMAIL_ADDRESS):
-        found = subject.get_attributes_for_oid(oid)
+        found = certificate.subject.get_attributes_for_oid(oid)
         if found:
             return str(found[0].value)
-    return subject.rfc4514_string()
+    return certificate.subject.rfc4514_string()
+
+
+def read_signature(contents: bytes, signed: bytes) -> tuple[str, bool | None]:
+    """The signer of a PKCS#7 / CMS signature over ``signed`` (a document timestamp's: the
+    time stamping authority), "" when the signature does not carry its certificate; and
+    whether it is intact (``intact``). ("", None) for what is no DER CMS."""
+    try:
+        info = _signer_info(contents)
+    except (ValueError, IndexError) as exc:
+        log.debug("signature not parsed: %s", exc)
+        return "", None
+    return (_name(info.certificate) if info.certificate is not None else ""), intact(info, signed)
 
 
 def _bytes(getter, handle) -> bytes:
@@ -135,21 +220,23 @@ def signatures(pdf, path: Path) -> list[Signature]:
     import pypdfium2.raw as pdfium_c
 
     found = []
-    file_size = path.stat().st_size
+    data = b""
     for index in range(pdfium_c.FPDF_GetSignatureCount(pdf.raw)):
         handle = pdfium_c.FPDF_GetSignatureObject(pdf.raw, index)
         contents = _bytes(pdfium_c.FPDFSignatureObj_GetContents, handle)
         if not contents.strip(b"\0"):
             continue  # a field waiting for its signature
+        data = data or path.read_bytes()
         count = pdfium_c.FPDFSignatureObj_GetByteRange(handle, None, 0)
         ranges = (ctypes.c_int * max(count, 1))()
         pdfium_c.FPDFSignatureObj_GetByteRange(handle, ranges, count)
-        byte_range = list(ranges)[:count]
-        # the signed ranges are [start, length] pairs; the last one should reach the end of the file
-        covered = bool(byte_range) and len(byte_range) % 2 == 0 and byte_range[-2] + byte_range[-1] >= file_size
+        pairs = list(zip(ranges[0:count:2], ranges[1:count:2]))  # [start, length] pairs
+        # the signed ranges should reach the end of the file
+        covered = bool(pairs) and count % 2 == 0 and pairs[-1][0] + pairs[-1][1] >= len(data)
+        signer, whole = read_signature(contents, b"".join(data[start:start + n] for start, n in pairs))
         reason = _bytes(pdfium_c.FPDFSignatureObj_GetReason, handle)
         found.append(Signature(
-            signer=signer_name(contents),
+            signer=signer, intact=whole,
             signed_at=iso_date(_bytes(pdfium_c.FPDFSignatureObj_GetTime, handle).rstrip(b"\0").decode("latin-1")),
             reason=reason.decode("utf-16-le", "replace").rstrip("\0") if reason else "",
             kind=_bytes(pdfium_c.FPDFSignatureObj_GetSubFilter, handle).rstrip(b"\0").decode("latin-1"),

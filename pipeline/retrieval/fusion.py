@@ -53,7 +53,7 @@ def key_doc_id(key: str) -> str:
 # corpus") and every property for the chunks it shows (`Retriever.complete`)
 CANDIDATE_PROPERTIES = ["text", "lang", "doc_id", "source_sha256", "source_path", "paired_documents",
                         "translated_within", "chunk_id", "chunk_index", "page_start", "attachment", "attachment_page",
-                        "heading_path", "clause_id", "clause_number", "clause_numbers", "title", "signed_by",
+                        "heading_path", "clause_id", "clause_number", "clause_numbers", "title", "signatures",
                         "changed_after_signing"]
 
 

@@ -12,6 +12,7 @@ only, fuses and groups them
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -66,7 +67,8 @@ class SearchResult:
             return {"lang": c.lang, "doc_id": c.doc_id, "source": f"{source} › {attachment}" if attachment else source,
                     "page": p.get("attachment_page") if attachment else p.get("page_start"), "attachment": attachment,
                     "clause": p.get("clause_number"), "chunk_id": p.get("chunk_id"), "title": p.get("title") or "",
-                    "signed_by": p.get("signed_by") or [], "changed_after_signing": p.get("changed_after_signing"),
+                    "signatures": json.loads(p.get("signatures") or "[]"),
+                    "changed_after_signing": p.get("changed_after_signing"),
                     "similarity": round(c.similarity, 4)}
 
         return {"query": self.query, "query_lang": self.query_lang, "answered": self.answered,
