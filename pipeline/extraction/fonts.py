@@ -125,12 +125,15 @@ class PageFonts:
         def walk(resources: Any, depth: int) -> None:
             resources = dict_value(resources)
             for key, ref in dict_value(resources.get("Font", {})).items():
-                spec = dict_value(ref)
-                if "BaseFont" not in spec:
-                    continue  # a Type3 font: its glyph names say nothing ("a72")
-                objid = ref.objid if isinstance(ref, PDFObjRef) else None
-                specs[objid if objid is not None else f"{depth}/{key}"] = (
-                    SUBSET_TAG.sub("", literal_name(spec["BaseFont"])), objid, spec)
+                try:
+                    spec = dict_value(ref)
+                    if "BaseFont" not in spec:
+                        continue  # a Type3 font: its glyph names say nothing ("a72")
+                    objid = ref.objid if isinstance(ref, PDFObjRef) else None
+                    specs[objid if objid is not None else f"{depth}/{key}"] = (
+                        SUBSET_TAG.sub("", literal_name(spec["BaseFont"])), objid, spec)
+                except Exception as exc:  # a font pdfminer cannot read leaves its glyphs as they are
+                    log.debug("font not read: %s: %s", type(exc).__name__, exc)
             if depth >= MAX_FORM_DEPTH:
                 return
             for ref in dict_value(resources.get("XObject", {})).values():
@@ -138,7 +141,15 @@ class PageFonts:
                     if ref.objid in forms:
                         continue
                     forms.add(ref.objid)
-                xobject = resolve1(ref)
+                    # pdfminer reads a stream's bytes with its dictionary and keeps what it
+                    # resolves for the document's life: a scan's page images would all stay
+                    caching, ref.doc.caching = ref.doc.caching, False
+                    try:
+                        xobject = resolve1(ref)
+                    finally:
+                        ref.doc.caching = caching
+                else:
+                    xobject = ref
                 if (isinstance(xobject, PDFStream) and "Resources" in xobject.attrs
                         and literal_name(xobject.attrs.get("Subtype")) == "Form"):
                     walk(xobject.attrs["Resources"], depth + 1)
