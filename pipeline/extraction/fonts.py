@@ -100,8 +100,8 @@ MAX_FORM_DEPTH = 8  # forms drawn inside forms: a stamp on a page imported into 
 
 class PageFonts:
     """The fonts of one page, its resources' and those of the forms it draws (a stamp, an
-    imported page), by base name (subset tag dropped), read by pdfminer from the page
-    ``open_page`` returns, on first use. ``maps_read`` is the document's record of its fonts'
+    imported page), by base name (subset tag dropped), read by pdfminer from the pdfplumber
+    page ``open_page`` returns, on first use. ``maps_read`` is the document's record of its fonts'
     ToUnicode maps (``dropped_codes`` by font object), shared by its pages."""
 
     def __init__(self, open_page: Callable[[], Any],
@@ -155,7 +155,7 @@ class PageFonts:
                     walk(xobject.attrs["Resources"], depth + 1)
 
         try:
-            walk(self._open_page().resources, 0)
+            walk(self._open_page().page_obj.resources, 0)
         except Exception as exc:  # pdfminer cannot read the page PDFium read: the glyphs stay as they are
             log.debug("page fonts not read: %s: %s", type(exc).__name__, exc)
         self._specs = list(specs.values())
@@ -203,11 +203,13 @@ class PageFonts:
             self._maps_read[objid] = found
         return found
 
-    def misread(self) -> dict[str, dict[str, str]]:
+    def misread(self) -> dict[str, dict[str, str | None]]:
         """By base name: the character PDFium reads for a glyph of a dropped ToUnicode block ->
-        the text the map gives it. Left out: a character a font of that name also gives from a
-        block PDFium reads (it may be right), one its fonts disagree on, and every font of a
-        name shared with a font without a ToUnicode map."""
+        the text the map gives it; None where that character may also be right (a font of that
+        name gives it from a block PDFium reads: a glyph id of a Latin or Greek subset is often
+        a letter's code point too) or the name's fonts disagree on it: its text is then read
+        where it is drawn (``texts_at``). A name shared with a font without a ToUnicode map is
+        left out."""
         if self._misread is not None:
             return self._misread
         by_name: dict[str, list[tuple[dict[int, str], set[str]] | None]] = {}
@@ -218,17 +220,43 @@ class PageFonts:
             if any(found is None for found in maps):
                 continue
             readable = set().union(*(found[1] for found in maps))
-            fixes: dict[str, str] = {}
-            disputed: set[str] = set()
+            fixes: dict[str, str | None] = {}
             for dropped, _ in maps:
                 for code, text in dropped.items():
-                    if code > 0x10FFFF or chr(code) in readable:
-                        continue
-                    if fixes.setdefault(chr(code), text) != text:
-                        disputed.add(chr(code))
-            if fixes.keys() - disputed:
-                self._misread[name] = {char: text for char, text in fixes.items() if char not in disputed}
+                    if code <= 0x10FFFF:
+                        char = chr(code)
+                        fixes[char] = None if char in readable or fixes.get(char, text) != text else text
+            if fixes:
+                self._misread[name] = fixes
         return self._misread
+
+    def texts_at(self, textpage, glyphs: list[tuple[int, str]]) -> dict[int, str]:
+        """Index -> the text pdfminer reads (pdfplumber's characters of the page) for the glyph
+        drawn at that character's origin with a font of the base name given, where it reads
+        one; nothing on a rotated page (pdfminer's space turns with it)."""
+        import pypdfium2.raw as pdfium_c
+
+        page = self._open_page()
+        if page.rotation % 360:
+            return {}
+        left, bottom = page.page_obj.mediabox[:2]  # pdfminer's origin
+        drawn: dict[tuple[int, int, str], list[tuple[float, float, str]]] = {}
+        for char in page.chars:
+            x, y = char["matrix"][4:]
+            drawn.setdefault((round(x), round(y), SUBSET_TAG.sub("", char["fontname"])), []).append(
+                (x, y, char["text"]))
+        found = {}
+        x, y = ctypes.c_double(), ctypes.c_double()
+        for index, name in glyphs:
+            if not pdfium_c.FPDFText_GetCharOrigin(textpage, index, ctypes.byref(x), ctypes.byref(y)):
+                continue
+            at = (x.value - left, y.value - bottom)
+            texts = {text for dx in (-1, 0, 1) for dy in (-1, 0, 1)
+                     for gx, gy, text in drawn.get((round(at[0]) + dx, round(at[1]) + dy, name), ())
+                     if abs(gx - at[0]) < 0.1 and abs(gy - at[1]) < 0.1}
+            if len(texts) == 1:
+                found[index] = texts.pop()
+        return found
 
 
 def name_glyphs(textpage, text: str, fonts: PageFonts) -> dict[int, str]:
@@ -241,14 +269,21 @@ def name_glyphs(textpage, text: str, fonts: PageFonts) -> dict[int, str]:
     suspects = set().union(*misread.values())
     if any(SURROGATE.match(char) for char in suspects):
         suspects.add("\ufffd")
+    by_position: list[tuple[int, str]] = []
     for index, char in enumerate(text if suspects else ""):
         if char in suspects and index not in named:
             if char == "\ufffd":  # a code in the surrogate range, read as half a pair
                 char = chr(pdfium_c.FPDFText_GetUnicode(textpage, index))
-            found = misread.get(font_name(textpage, index), {}).get(char)
-            if found and found.isprintable() and not found.isspace():
-                named[index] = found
-    return named
+            name = font_name(textpage, index)
+            fixes = misread.get(name, {})
+            if char in fixes and fixes[char] is None:
+                by_position.append((index, name))
+            elif fixes.get(char):
+                named[index] = fixes[char]
+    if by_position:
+        named.update((index, found) for index, found in fonts.texts_at(textpage, by_position).items()
+                     if found != text[index])
+    return {index: found for index, found in named.items() if found.isprintable() and not found.isspace()}
 
 
 def name_coded_glyphs(textpage, text: str, fonts: PageFonts) -> dict[int, str]:

@@ -151,7 +151,7 @@ def _extract_page(pdf, index: int, first_page_no: int, path: Path, settings: Set
     try:
         page = pdf[index]
         width, height = page.get_size()
-        chars = Chars(page.get_textpage(), height, PageFonts(lambda: plumber_page().page_obj, maps_read))
+        chars = Chars(page.get_textpage(), height, PageFonts(plumber_page, maps_read))
     except Exception as exc:  # PDFium raises PdfiumError for a broken page
         raise DocumentError("corrupt_pdf", f"{path.name} page {index + 1}: {type(exc).__name__}: {exc}") from exc
     embedded += attachments.annotation_files(pdf, page, index + 1)
