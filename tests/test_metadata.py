@@ -12,7 +12,7 @@ import pytest
 
 from conftest import text_pdf
 from pdf_signing import change_after_signing, sign_pdf
-from pipeline.extraction.metadata import iso_date, read_signature
+from pipeline.extraction.metadata import _SignerInfo, intact, iso_date, read_signature
 from pipeline.stages import extract
 
 AGREEMENT = """Confidentiality Agreement
@@ -78,3 +78,15 @@ def test_rosetta_extract_prints_the_signature(settings, tmp_path, capsys):
     assert cli_main(["extract", str(path)]) == 0
     assert ("signed by Erika Mustermann at 2026-12-03T10:15:00+01:00 (adbe.pkcs7.detached): intact; its "
             "certificate's trust not judged") in capsys.readouterr().out
+
+
+def test_a_key_cryptography_cannot_take_leaves_the_signature_unchecked_not_the_document_unsigned():
+    """It raised out of the signature's reading, and the document's signatures were all lost."""
+    from cryptography.exceptions import UnsupportedAlgorithm
+
+    class Certificate:  # a certificate whose key uses a curve the library does not support
+        def public_key(self):
+            raise UnsupportedAlgorithm("curve brainpoolP512t1 is not supported")
+
+    info = _SignerInfo(Certificate(), "sha256", None, None, "1.2.840.10045.4.3.2", b"sig", False)
+    assert intact(info, b"signed bytes") is None

@@ -157,7 +157,7 @@ def intact(info: _SignerInfo, signed: bytes) -> bool | None:
     with the key of the certificate it carries; None where that cannot be told here (no
     certificate, a content inside the signature, an algorithm not read). Whether that
     certificate deserves trust is not judged."""
-    from cryptography.exceptions import InvalidSignature
+    from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa
 
@@ -167,9 +167,9 @@ def intact(info: _SignerInfo, signed: bytes) -> bool | None:
     if info.signed_attributes is not None and info.message_digest != digest:
         return False
     message = signed if info.signed_attributes is None else info.signed_attributes
-    key = info.certificate.public_key()
     algorithm = getattr(hashes, info.digest.upper(), None) if info.digest != "shake256" else None
     try:
+        key = info.certificate.public_key()
         if isinstance(key, (ed25519.Ed25519PublicKey, ed448.Ed448PublicKey)):
             key.verify(info.signature, message)
         elif isinstance(key, rsa.RSAPublicKey) and algorithm and info.signature_algorithm != OID_RSASSA_PSS:
@@ -180,6 +180,9 @@ def intact(info: _SignerInfo, signed: bytes) -> bool | None:
             return None
     except InvalidSignature:
         return False
+    except (UnsupportedAlgorithm, ValueError, TypeError) as exc:  # a key or curve cryptography does not take
+        log.debug("signature value not checked: %s: %s", type(exc).__name__, exc)
+        return None
     return True
 
 
