@@ -143,9 +143,13 @@ def _signer_info(contents: bytes) -> _SignerInfo:
                 message_digest = contents[digest_value[2]:digest_value[3]]
         rest = rest[1:]
     algorithm, signature = rest[0], rest[1]
-    oid_of = lambda part: _oid(contents[(o := _children(contents, part[2], part[3])[0])[2]:o[3]])  # noqa: E731
-    return _SignerInfo(certificate, DIGESTS.get(oid_of(digest_algorithm), ""), attributes, message_digest,
-                       oid_of(algorithm), contents[signature[2]:signature[3]], encapsulated)
+
+    def algorithm_oid(identifier: tuple[int, int, int, int]) -> str:  # AlgorithmIdentifier: OID, parameters
+        oid = _children(contents, identifier[2], identifier[3])[0]
+        return _oid(contents[oid[2]:oid[3]])
+
+    return _SignerInfo(certificate, DIGESTS.get(algorithm_oid(digest_algorithm), ""), attributes, message_digest,
+                       algorithm_oid(algorithm), contents[signature[2]:signature[3]], encapsulated)
 
 
 def _digest(name: str, data: bytes) -> bytes:
