@@ -103,6 +103,34 @@ def test_an_embedded_file_heads_its_own_chunks(contract, settings):
     assert {c.attachment_page for c in embedded} <= {1, 2}
 
 
+def test_an_annexs_clauses_are_not_the_neighbours_of_the_contracts(settings, tmp_path):
+    """A contract's § 2 and its annex's own § 1: the next clause of the one is not the other."""
+    contract = text_pdf("""Rahmenvertrag über Transportleistungen
+§ 1 Gegenstand des Vertrags
+Der Auftragnehmer befördert die Waren des Auftraggebers zwischen den in der Anlage genannten Lagern.
+§ 2 Laufzeit und Kündigung
+Der Vertrag läuft zwei Jahre und kann mit einer Frist von drei Monaten zum Quartalsende gekündigt werden.
+""", tmp_path / "plain.pdf")
+    annex = text_pdf("""Anlage 1 – Besondere Bedingungen
+§ 1 Preise
+Die Preise gelten je Palette und Strecke zuzüglich der gesetzlichen Umsatzsteuer und werden jährlich angepasst.
+§ 2 Wartezeiten
+Wartezeiten an der Rampe von mehr als zwei Stunden werden mit 45 Euro je Stunde berechnet.
+""", tmp_path / "annex.pdf").read_bytes()
+    pdf = pdfium.PdfDocument(contract)
+    pdf.new_attachment("Anlage_1.pdf").set_data(annex)
+    pdf.save(tmp_path / "contract.pdf")
+    pdf.close()
+    cleaned = clean_and_detect(extract.extract_file(tmp_path / "contract.pdf", settings, doc_id="c"), settings)
+    structure = tag(cleaned)
+    numbered = [(e.clause_id, e.number) for e in structure.elements if e.type == "CLAUSE"]
+    assert [number for _, number in numbered] == ["§ 1", "§ 2", "§ 1", "§ 2"]
+    contract_ids, annex_ids = {i for i, _ in numbered[:2]}, {i for i, _ in numbered[2:]}
+    for chunk in chunk_document(cleaned, structure, settings).chunks:
+        own = annex_ids if chunk.attachment else contract_ids
+        assert {chunk.prev_clause_id, chunk.next_clause_id} - {None} <= own, chunk
+
+
 def test_an_embedded_files_page_is_rendered_from_its_own_bytes(contract, settings):
     """The QA review's crop of an annex page: the page of the embedded file, not of its document."""
     from pipeline.batch.review_view import _attachment_page

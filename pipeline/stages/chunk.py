@@ -312,10 +312,13 @@ def chunk_document(doc: CleanedDocument, structure: StructuredDocument, settings
     densities = semantic_densities([doc.text[a:b] for _, a, b in merged], [segs[0].lang for segs, _, _ in merged])
     chunks = []
     for index, ((segs, start, end), density) in enumerate(zip(merged, densities)):
-        context = _context(structure, clauses, doc.text, segs, start)
+        attachment = doc.attachment_at(start)
+        # the text of the file the chunk is in: its neighbouring clauses are that file's
+        own_file = ((attachment.start, attachment.end) if attachment
+                    else (0, doc.attachments[0].start if doc.attachments else len(doc.text)))
+        context = _context(structure, clauses, doc.text, segs, start, own_file)
         kinds = {seg.kind for seg in segs}
         page_start = doc.page_at(start)
-        attachment = doc.attachment_at(start)
         chunks.append(Chunk(
             chunk_id=f"{doc.doc_id}:{index:04d}", doc_id=doc.doc_id, lang=segs[0].lang, text=doc.text[start:end],
             start=start, end=end, page_start=page_start, page_end=doc.page_at(max(start, end - 1)),
@@ -333,10 +336,11 @@ def _label(element: Element, text: str) -> str:
 
 
 def _context(structure: StructuredDocument, clauses: dict[str, Element], text: str, segs: list[Segment],
-             start: int) -> dict:
+             start: int, own_file: tuple[int, int]) -> dict:
     """Clause, heading path and neighbouring clauses of a chunk made of ``segs``: its
     clause is the innermost one holding all of its segments (headings glued to a clause's
-    first sentence belong to that clause)."""
+    first sentence belong to that clause); its neighbours lie in the same file (``own_file``,
+    a span of the text: the document's own pages, or one embedded file's)."""
     chains = [_ancestors(clauses, seg.clause_id)[::-1] if seg.clause_id else [] for seg in segs]
     common: list[str] = []
     if chains:
@@ -366,7 +370,8 @@ def _context(structure: StructuredDocument, clauses: dict[str, Element], text: s
         related = {c.clause_id for c in order if innermost.start <= c.start and c.end <= innermost.end} | set(common)
         # neighbours: the nearest clauses outside this one at its level or above (第十二条 and
         # 第十四条 for 第十三条, not 第十二条's last item)
-        others = [c for c in order if c.clause_id not in related and c.level <= innermost.level]
+        others = [c for c in order if c.clause_id not in related and c.level <= innermost.level
+                  and own_file[0] <= c.start < own_file[1]]
         prev_clause = next((c.clause_id for c in reversed(others) if c.start < innermost.start), None)
         next_clause = next((c.clause_id for c in others if c.start > innermost.start), None)
     return {
