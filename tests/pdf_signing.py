@@ -1,12 +1,17 @@
 """Sign a PDF as a signing tool does, for the tests of pipeline/extraction/metadata.py: an
-incremental update adds a signature field whose value holds a real detached CMS signature
-(cryptography's PKCS7SignatureBuilder, SHA-256, the signer's certificate inside) over the
-whole file but the signature's own hex string, and a document information dictionary.
+incremental update adds a signature field whose value holds a real CMS signature
+(cryptography's PKCS7SignatureBuilder, the signer's certificate inside) over the whole file
+but the signature's own hex string, and a document information dictionary. The signature
+is detached (adbe.pkcs7.detached, SHA-256: poppler's pdfsig says "Signature is Valid"), or,
+as older Acrobat signed, holds the file's SHA-1 digest as its content (adbe.pkcs7.sha1:
+`openssl cms -verify` takes it and its content is that digest; pdfsig 22.12 reports a digest
+mismatch for this SubFilter, as it hashes it its own way).
 """
 
 from __future__ import annotations
 
 import datetime
+import hashlib
 import re
 from pathlib import Path
 
@@ -58,7 +63,8 @@ def _certificate(name: str):
     return certificate, key
 
 
-def sign_pdf(path: Path, signer: str, reason: str, signed_at: str, title: str = "", author: str = "") -> Path:
+def sign_pdf(path: Path, signer: str, reason: str, signed_at: str, title: str = "", author: str = "",
+             sub_filter: str = "adbe.pkcs7.detached") -> Path:
     """Sign ``path`` in place (``signed_at`` as a PDF date, "D:20261203101500+01'00'")."""
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.serialization import pkcs7
@@ -70,7 +76,7 @@ def sign_pdf(path: Path, signer: str, reason: str, signed_at: str, title: str = 
     page = re.search(rb"/Kids\s*\[\s*(\d+\s+\d+\s+R)", pdf).group(1)  # type: ignore[union-attr]
     signature, field, info = _new_numbers(pdf, 3)
     objects = {
-        signature: b"<</Type/Sig/Filter/Adobe.PPKLite/SubFilter/adbe.pkcs7.detached " + BYTE_RANGE
+        signature: b"<</Type/Sig/Filter/Adobe.PPKLite/SubFilter/" + sub_filter.encode() + b" " + BYTE_RANGE
                    + b"/Contents <" + b"0" * (2 * CONTENTS_SIZE) + b">/M(" + signed_at.encode() + b")/Reason"
                    + _pdf_string(reason) + b">>",
         field: b"<</FT/Sig/T(Signature1)/V %d 0 R/Type/Annot/Subtype/Widget/Rect[0 0 0 0]/F 132/P %s>>" % (
@@ -84,8 +90,14 @@ def sign_pdf(path: Path, signer: str, reason: str, signed_at: str, title: str = 
     byte_range = b"/ByteRange [0 %010d %010d %010d]" % (hole, end, len(pdf) - end)
     pdf = pdf.replace(BYTE_RANGE, byte_range)
     certificate, key = _certificate(signer)
-    cms = (pkcs7.PKCS7SignatureBuilder().set_data(pdf[:hole] + pdf[end:]).add_signer(certificate, key, hashes.SHA256())
-           .sign(serialization.Encoding.DER, [pkcs7.PKCS7Options.DetachedSignature, pkcs7.PKCS7Options.Binary]))
+    signed = pdf[:hole] + pdf[end:]
+    if sub_filter == "adbe.pkcs7.sha1":  # the SHA-1 digest inside (the builder signs it with SHA-256)
+        builder = pkcs7.PKCS7SignatureBuilder().set_data(hashlib.sha1(signed).digest())
+        cms = builder.add_signer(certificate, key, hashes.SHA256()).sign(serialization.Encoding.DER,
+                                                                        [pkcs7.PKCS7Options.Binary])
+    else:
+        cms = (pkcs7.PKCS7SignatureBuilder().set_data(signed).add_signer(certificate, key, hashes.SHA256())
+               .sign(serialization.Encoding.DER, [pkcs7.PKCS7Options.DetachedSignature, pkcs7.PKCS7Options.Binary]))
     digits = cms.hex().upper().encode()
     path.write_bytes(pdf[:hole + 1] + digits.ljust(2 * CONTENTS_SIZE, b"0") + pdf[end - 1:])
     return path

@@ -50,9 +50,13 @@ def test_a_signed_pdf_names_its_signer_time_reason_and_title(settings, tmp_path)
     assert info.signatures[0].intact
 
 
-def test_a_pdf_edited_inside_its_signed_bytes_is_no_longer_intact(settings, tmp_path):
+@pytest.mark.parametrize("sub_filter", ["adbe.pkcs7.detached", "adbe.pkcs7.sha1"])
+def test_a_pdf_edited_inside_its_signed_bytes_is_no_longer_intact(settings, tmp_path, sub_filter):
+    """adbe.pkcs7.sha1, as older Acrobat signed: the signature signs the file's SHA-1 digest,
+    which it holds inside."""
     path = sign_pdf(text_pdf(AGREEMENT, tmp_path / "nda.pdf"), "Erika Mustermann", "Einverstanden",
-                    "D:20261203101500+01'00'", author="Rechtsabteilung")
+                    "D:20261203101500+01'00'", author="Rechtsabteilung", sub_filter=sub_filter)
+    assert extract.extract_file(path, settings).info.signatures[0].intact
     data = path.read_bytes()
     author = "Rechtsabteilung".encode("utf-16-be").hex().upper().encode()
     forged = author.replace(b"0052", b"0046", 1)  # R -> F, in place: the file's structure holds

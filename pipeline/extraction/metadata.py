@@ -96,7 +96,9 @@ class _SignerInfo:
     message_digest: bytes | None  # the signed attributes' digest of the data
     signature_algorithm: str  # its OID
     signature: bytes
-    encapsulated: bool  # the content is inside (a timestamp token's TSTInfo), not the file's bytes
+    # the content signed inside the signature, where it is not the file's bytes: a timestamp
+    # token's TSTInfo, adbe.pkcs7.sha1's SHA-1 digest of the file; None for a detached signature
+    content: bytes | None
 
 
 def _signer_info(contents: bytes) -> _SignerInfo:
@@ -109,7 +111,11 @@ def _signer_info(contents: bytes) -> _SignerInfo:
     explicit = _children(contents, value, end)[1]
     signed_data = _children(contents, explicit[2], explicit[3])[0]
     parts = _children(contents, signed_data[2], signed_data[3])  # version, digests, content, [0] certs, ...
-    encapsulated = len(_children(contents, parts[2][2], parts[2][3])) > 1
+    content = None
+    encapsulated = _children(contents, parts[2][2], parts[2][3])  # eContentType, [0] EXPLICIT eContent
+    if len(encapsulated) > 1:
+        octets = _children(contents, encapsulated[1][2], encapsulated[1][3])[0]
+        content = contents[octets[2]:octets[3]] if octets[0] == 0x04 else b""  # b"": BER pieces, not read
     certificates = []
     for _, start, _, stop in next((_children(contents, p[2], p[3]) for p in parts if p[0] == 0xA0), []):
         try:
@@ -149,24 +155,46 @@ def _signer_info(contents: bytes) -> _SignerInfo:
         return _oid(contents[oid[2]:oid[3]])
 
     return _SignerInfo(certificate, DIGESTS.get(algorithm_oid(digest_algorithm), ""), attributes, message_digest,
-                       algorithm_oid(algorithm), contents[signature[2]:signature[3]], encapsulated)
+                       algorithm_oid(algorithm), contents[signature[2]:signature[3]], content)
 
 
 def _digest(name: str, data: bytes) -> bytes:
     return hashlib.shake_256(data).digest(64) if name == "shake256" else hashlib.new(name, data).digest()
 
 
-def intact(info: _SignerInfo, signed: bytes) -> bool | None:
-    """Whether the signed bytes hash to the signature's digest and the signature value checks
+def _content_covers(content: bytes, kind: str, signed: bytes) -> bool | None:
+    """Whether the content signed inside a signature stands for the file's signed bytes:
+    adbe.pkcs7.sha1 signs their SHA-1 digest, a document timestamp (ETSI.RFC3161) a TSTInfo
+    whose message imprint is their digest; None for another content."""
+    if kind == "adbe.pkcs7.sha1":
+        return content == hashlib.sha1(signed).digest()
+    if kind == "ETSI.RFC3161":  # TSTInfo: version, policy, messageImprint {algorithm, hashedMessage}, ...
+        _, _, value, end = _tlv(content, 0)
+        imprint = _children(content, value, end)[2]
+        algorithm, hashed = _children(content, imprint[2], imprint[3])[:2]
+        oid = _children(content, algorithm[2], algorithm[3])[0]
+        name = DIGESTS.get(_oid(content[oid[2]:oid[3]]))
+        return None if name is None else content[hashed[2]:hashed[3]] == _digest(name, signed)
+    return None
+
+
+def intact(info: _SignerInfo, signed: bytes, kind: str = "") -> bool | None:
+    """Whether the signed bytes hash to the signature's digest (for a signature whose content
+    is inside it, ``_content_covers``; ``kind`` is its SubFilter) and the signature value checks
     with the key of the certificate it carries; None where that cannot be told here (no
-    certificate, a content inside the signature, an algorithm not read). Whether that
-    certificate deserves trust is not judged."""
+    certificate, a content not read, an algorithm not read). Whether that certificate
+    deserves trust is not judged."""
     from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa
 
-    if info.certificate is None or info.encapsulated or not info.digest:
+    if info.certificate is None or not info.digest:
         return None
+    if info.content is not None:
+        covers = _content_covers(info.content, kind, signed) if info.content else None
+        if not covers:
+            return covers
+        signed = info.content  # what the signature value signs
     digest = _digest(info.digest, signed)
     if info.signed_attributes is not None and info.message_digest != digest:
         return False
@@ -201,16 +229,17 @@ def _name(certificate) -> str:
     return certificate.subject.rfc4514_string()
 
 
-def read_signature(contents: bytes, signed: bytes) -> tuple[str, bool | None]:
+def read_signature(contents: bytes, signed: bytes, kind: str = "") -> tuple[str, bool | None]:
     """The signer of a PKCS#7 / CMS signature over ``signed`` (a document timestamp's: the
     time stamping authority), "" when the signature does not carry its certificate; and
-    whether it is intact (``intact``). ("", None) for what is no DER CMS."""
+    whether it is intact (``intact``; ``kind``: its SubFilter). ("", None) for what is no DER
+    CMS."""
     try:
         info = _signer_info(contents)
+        return (_name(info.certificate) if info.certificate is not None else ""), intact(info, signed, kind)
     except (ValueError, IndexError) as exc:
         log.debug("signature not parsed: %s", exc)
         return "", None
-    return (_name(info.certificate) if info.certificate is not None else ""), intact(info, signed)
 
 
 def _bytes(getter, handle) -> bytes:
@@ -240,14 +269,13 @@ def signatures(pdf, path: Path) -> list[Signature]:
         pairs = list(zip(ranges[0:count:2], ranges[1:count:2]))  # [start, length] pairs
         # the signed ranges should reach the end of the file
         covered = bool(pairs) and count % 2 == 0 and pairs[-1][0] + pairs[-1][1] >= len(data)
-        signer, whole = read_signature(contents, b"".join(data[start:start + n] for start, n in pairs))
+        kind = _bytes(pdfium_c.FPDFSignatureObj_GetSubFilter, handle).rstrip(b"\0").decode("latin-1")
+        signer, whole = read_signature(contents, b"".join(data[start:start + n] for start, n in pairs), kind)
         reason = _bytes(pdfium_c.FPDFSignatureObj_GetReason, handle)
         found.append(Signature(
-            signer=signer, intact=whole,
+            signer=signer, intact=whole, kind=kind,
             signed_at=iso_date(_bytes(pdfium_c.FPDFSignatureObj_GetTime, handle).rstrip(b"\0").decode("latin-1")),
-            reason=reason.decode("utf-16-le", "replace").rstrip("\0") if reason else "",
-            kind=_bytes(pdfium_c.FPDFSignatureObj_GetSubFilter, handle).rstrip(b"\0").decode("latin-1"),
-            covers_to_end=covered))
+            reason=reason.decode("utf-16-le", "replace").rstrip("\0") if reason else "", covers_to_end=covered))
     return found
 
 
