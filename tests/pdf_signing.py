@@ -5,7 +5,8 @@ but the signature's own hex string, and a document information dictionary. The s
 is detached (adbe.pkcs7.detached, SHA-256: poppler's pdfsig says "Signature is Valid"), or,
 as older Acrobat signed, holds the file's SHA-1 digest as its content (adbe.pkcs7.sha1:
 `openssl cms -verify` takes it and its content is that digest; pdfsig 22.12 reports a digest
-mismatch for this SubFilter, as it hashes it its own way).
+mismatch for this SubFilter, as it hashes it its own way), or is a bare RSA value with the
+certificate in /Cert (adbe.x509.rsa_sha1).
 """
 
 from __future__ import annotations
@@ -47,13 +48,13 @@ def _new_numbers(pdf: bytes, count: int) -> list[int]:
     return list(range(size, size + count))
 
 
-def _certificate(name: str):
+def _certificate(name: str, rsa_key: bool = False):
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
     from cryptography.x509.oid import NameOID
 
-    key = ec.generate_private_key(ec.SECP256R1())
+    key = rsa.generate_private_key(65537, 2048) if rsa_key else ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name),
                          x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Rosetta tests")])
     now = datetime.datetime.now(datetime.timezone.utc)
@@ -75,10 +76,13 @@ def sign_pdf(path: Path, signer: str, reason: str, signed_at: str, title: str = 
     catalog = re.search(rb"(?<![0-9])%d 0 obj\s*(<<.*?>>)\s*endobj" % root, pdf, re.S).group(1)  # type: ignore[union-attr]
     page = re.search(rb"/Kids\s*\[\s*(\d+\s+\d+\s+R)", pdf).group(1)  # type: ignore[union-attr]
     signature, field, info = _new_numbers(pdf, 3)
+    legacy = sub_filter == "adbe.x509.rsa_sha1"  # the certificate in /Cert, a bare RSA value in /Contents
+    certificate, key = _certificate(signer, rsa_key=legacy)
+    cert = b"/Cert <" + certificate.public_bytes(serialization.Encoding.DER).hex().encode() + b">" if legacy else b""
     objects = {
         signature: b"<</Type/Sig/Filter/Adobe.PPKLite/SubFilter/" + sub_filter.encode() + b" " + BYTE_RANGE
                    + b"/Contents <" + b"0" * (2 * CONTENTS_SIZE) + b">/M(" + signed_at.encode() + b")/Reason"
-                   + _pdf_string(reason) + b">>",
+                   + _pdf_string(reason) + cert + b">>",
         field: b"<</FT/Sig/T(Signature1)/V %d 0 R/Type/Annot/Subtype/Widget/Rect[0 0 0 0]/F 132/P %s>>" % (
             signature, page),
         root: catalog[:-2] + b"/AcroForm<</Fields[%d 0 R]/SigFlags 3>>>>" % field,
@@ -89,9 +93,13 @@ def sign_pdf(path: Path, signer: str, reason: str, signed_at: str, title: str = 
     end = hole + 2 * CONTENTS_SIZE + 2
     byte_range = b"/ByteRange [0 %010d %010d %010d]" % (hole, end, len(pdf) - end)
     pdf = pdf.replace(BYTE_RANGE, byte_range)
-    certificate, key = _certificate(signer)
     signed = pdf[:hole] + pdf[end:]
-    if sub_filter == "adbe.pkcs7.sha1":  # the SHA-1 digest inside (the builder signs it with SHA-256)
+    if legacy:  # a DER OCTET STRING holding the PKCS#1 v1.5 value over SHA-1
+        from cryptography.hazmat.primitives.asymmetric import padding
+
+        value = key.sign(signed, padding.PKCS1v15(), hashes.SHA1())
+        cms = b"\x04\x82" + len(value).to_bytes(2, "big") + value
+    elif sub_filter == "adbe.pkcs7.sha1":  # the SHA-1 digest inside (the builder signs it with SHA-256)
         builder = pkcs7.PKCS7SignatureBuilder().set_data(hashlib.sha1(signed).digest())
         cms = builder.add_signer(certificate, key, hashes.SHA256()).sign(serialization.Encoding.DER,
                                                                         [pkcs7.PKCS7Options.Binary])

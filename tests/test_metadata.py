@@ -50,10 +50,10 @@ def test_a_signed_pdf_names_its_signer_time_reason_and_title(settings, tmp_path)
     assert info.signatures[0].intact
 
 
-@pytest.mark.parametrize("sub_filter", ["adbe.pkcs7.detached", "adbe.pkcs7.sha1"])
+@pytest.mark.parametrize("sub_filter", ["adbe.pkcs7.detached", "adbe.pkcs7.sha1", "adbe.x509.rsa_sha1"])
 def test_a_pdf_edited_inside_its_signed_bytes_is_no_longer_intact(settings, tmp_path, sub_filter):
-    """adbe.pkcs7.sha1, as older Acrobat signed: the signature signs the file's SHA-1 digest,
-    which it holds inside."""
+    """As older Acrobat signed too: adbe.pkcs7.sha1 signs the file's SHA-1 digest, which it
+    holds inside; adbe.x509.rsa_sha1 is a bare RSA value, its certificate in /Cert."""
     path = sign_pdf(text_pdf(AGREEMENT, tmp_path / "nda.pdf"), "Erika Mustermann", "Einverstanden",
                     "D:20261203101500+01'00'", author="Rechtsabteilung", sub_filter=sub_filter)
     assert extract.extract_file(path, settings).info.signatures[0].intact

@@ -242,6 +242,58 @@ def read_signature(contents: bytes, signed: bytes, kind: str = "") -> tuple[str,
         return "", None
 
 
+def _x509_certificate(path: Path, contents: bytes):
+    """The signer's certificate of an adbe.x509.rsa_sha1 signature: the /Cert entry (a string,
+    or an array whose first string is the signer's) of the signature dictionary whose
+    /Contents are ``contents``, read with pdfminer (PDFium does not give it); None if absent."""
+    from cryptography import x509
+    from pdfminer.pdfdocument import PDFDocument
+    from pdfminer.pdfparser import PDFParser
+    from pdfminer.pdftypes import resolve1
+
+    with path.open("rb") as stream:
+        document = PDFDocument(PDFParser(stream))
+        fields = list(resolve1(resolve1(document.catalog.get("AcroForm") or {}).get("Fields") or []))
+        seen: set[int] = set()
+        while fields:
+            field = resolve1(fields.pop())
+            if not isinstance(field, dict) or id(field) in seen:
+                continue
+            seen.add(id(field))
+            fields += list(resolve1(field.get("Kids") or []))
+            value = resolve1(field.get("V"))
+            if isinstance(value, dict) and resolve1(value.get("Contents")) == contents:
+                certificate = resolve1(value.get("Cert"))
+                if isinstance(certificate, list) and certificate:
+                    certificate = resolve1(certificate[0])
+                return x509.load_der_x509_certificate(certificate) if isinstance(certificate, bytes) else None
+    return None
+
+
+def read_x509_signature(path: Path, contents: bytes, signed: bytes) -> tuple[str, bool | None]:
+    """adbe.x509.rsa_sha1: /Contents is the bare PKCS#1 signature value (a DER OCTET STRING)
+    over the SHA-1 digest of the signed bytes, and the certificate sits in /Cert."""
+    from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import padding, rsa
+
+    try:
+        certificate = _x509_certificate(path, contents)
+        tag, _, value, end = _tlv(contents, 0)
+        if certificate is None or tag != 0x04:
+            return (_name(certificate) if certificate is not None else ""), None
+        key = certificate.public_key()
+        if not isinstance(key, rsa.RSAPublicKey):
+            return _name(certificate), None
+        key.verify(contents[value:end], signed, padding.PKCS1v15(), hashes.SHA1())
+        return _name(certificate), True
+    except InvalidSignature:
+        return _name(certificate), False
+    except (ValueError, IndexError, TypeError, UnsupportedAlgorithm) as exc:  # pdfminer's errors are ValueErrors too
+        log.debug("adbe.x509.rsa_sha1 signature not read: %s: %s", type(exc).__name__, exc)
+        return "", None
+
+
 def _bytes(getter, handle) -> bytes:
     size = getter(handle, None, 0)
     if size <= 0:
@@ -270,7 +322,9 @@ def signatures(pdf, path: Path) -> list[Signature]:
         # the signed ranges should reach the end of the file
         covered = bool(pairs) and count % 2 == 0 and pairs[-1][0] + pairs[-1][1] >= len(data)
         kind = _bytes(pdfium_c.FPDFSignatureObj_GetSubFilter, handle).rstrip(b"\0").decode("latin-1")
-        signer, whole = read_signature(contents, b"".join(data[start:start + n] for start, n in pairs), kind)
+        signed = b"".join(data[start:start + n] for start, n in pairs)
+        signer, whole = (read_x509_signature(path, contents, signed) if kind == "adbe.x509.rsa_sha1"
+                         else read_signature(contents, signed, kind))
         reason = _bytes(pdfium_c.FPDFSignatureObj_GetReason, handle)
         found.append(Signature(
             signer=signer, intact=whole, kind=kind,
