@@ -218,3 +218,19 @@ def test_reading_a_pages_fonts_keeps_no_page_image_in_memory(tmp_path):
             assert PageFonts(lambda: plumber.pages[index], maps).misread() == {}
         kept = [obj for obj, _ in plumber.doc._cached_objs.values() if getattr(obj, "rawdata", None)]
         assert sum(len(obj.rawdata) for obj in kept) < 10_000
+
+
+def test_a_page_pdfminer_cannot_read_keeps_pdfiums_reading():
+    """The position lookup parses the page with pdfminer, which fails on content PDFium reads;
+    that raised out of the text layer's reading and quarantined the document as corrupt."""
+    from pipeline.extraction.fonts import PageFonts
+
+    class Unreadable:
+        rotation = 0
+        page_obj = type("PDFPage", (), {"mediabox": (0, 0, 612, 792)})()
+
+        @property
+        def chars(self):
+            raise ValueError("pdfminer: unexpected token in the content stream")
+
+    assert PageFonts(Unreadable).texts_at(None, [(0, "Roboto-Regular")]) == {}

@@ -236,15 +236,19 @@ class PageFonts:
         one; nothing on a rotated page (pdfminer's space turns with it)."""
         import pypdfium2.raw as pdfium_c
 
-        page = self._open_page()
-        if page.rotation % 360:
-            return {}
-        left, bottom = page.page_obj.mediabox[:2]  # pdfminer's origin
         drawn: dict[tuple[int, int, str], list[tuple[float, float, str]]] = {}
-        for char in page.chars:
-            x, y = char["matrix"][4:]
-            drawn.setdefault((round(x), round(y), SUBSET_TAG.sub("", char["fontname"])), []).append(
-                (x, y, char["text"]))
+        try:
+            page = self._open_page()
+            if page.rotation % 360:
+                return {}
+            left, bottom = page.page_obj.mediabox[:2]  # pdfminer's origin
+            for char in page.chars:
+                x, y = char["matrix"][4:]
+                drawn.setdefault((round(x), round(y), SUBSET_TAG.sub("", char["fontname"])), []).append(
+                    (x, y, char["text"]))
+        except Exception as exc:  # pdfminer cannot read the page PDFium read: PDFium's reading stands
+            log.debug("page characters not read: %s: %s", type(exc).__name__, exc)
+            return {}
         found = {}
         x, y = ctypes.c_double(), ctypes.c_double()
         for index, name in glyphs:
