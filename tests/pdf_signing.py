@@ -73,7 +73,8 @@ def sign_pdf(path: Path, signer: str, reason: str, signed_at: str, title: str = 
     pdf = path.read_bytes()
     last = pdf[pdf.rindex(b"trailer"):]
     root = int(re.search(rb"/Root\s*(\d+)\s+\d+\s+R", last).group(1))  # type: ignore[union-attr]
-    catalog = re.search(rb"(?<![0-9])%d 0 obj\s*(<<.*?>>)\s*endobj" % root, pdf, re.S).group(1)  # type: ignore[union-attr]
+    catalog_object = re.search(rb"(?<![0-9])%d 0 obj\s*(<<.*?>>)\s*endobj" % root, pdf, re.S)
+    catalog = catalog_object.group(1)  # type: ignore[union-attr]
     page = re.search(rb"/Kids\s*\[\s*(\d+\s+\d+\s+R)", pdf).group(1)  # type: ignore[union-attr]
     signature, field, info = _new_numbers(pdf, 3)
     legacy = sub_filter == "adbe.x509.rsa_sha1"  # the certificate in /Cert, a bare RSA value in /Contents
