@@ -279,3 +279,10 @@ def test_short_labels_in_another_script_do_not_join_a_configured_section(setting
     cleaned = language.clean_and_detect(document([blocks]), settings)
     assert not any("\u0400" <= ch <= "\u04ff" for ch in cleaned.text), cleaned.text
     assert sum(" ".join(m.split()) in cleaned.text for m in english) >= 3
+
+
+def test_a_share_under_half_a_percent_is_named_as_such():
+    """The 23-language Declaration page left out "'de' 0%": a few German words, not none."""
+    from pipeline.text.block_languages import describe_shares
+
+    assert describe_shares({"fr": 0.1139, "de": 0.003, "it": 0.0051}) == "'fr' 11%, 'de' <1%, 'it' 1%"

@@ -109,7 +109,9 @@ def label_blocks(texts: list[str], settings: Settings) -> BlockLanguages:
 
 
 def describe_shares(shares: dict[str, float]) -> str:
-    return ", ".join(f"'{lang}' {share:.0%}" for lang, share in shares.items())
+    """"'fr' 11%, 'de' <1%": a share under half a percent is there, not nothing."""
+    return ", ".join(f"'{lang}' {share:.0%}" if f"{share:.0%}" != "0%" else f"'{lang}' <1%"
+                     for lang, share in shares.items())
 
 
 @dataclass
