@@ -272,26 +272,24 @@ def _x509_certificate(path: Path, contents: bytes):
 
 def read_x509_signature(path: Path, contents: bytes, signed: bytes) -> tuple[str, bool | None]:
     """adbe.x509.rsa_sha1: /Contents is the bare PKCS#1 signature value (a DER OCTET STRING)
-    over the SHA-1 digest of the signed bytes, and the certificate sits in /Cert."""
-    from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.asymmetric import padding, rsa
+    over the SHA-1 digest of the signed bytes, and the certificate sits in /Cert; its value
+    is checked as a CMS signature without signed attributes is (``intact``)."""
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives.asymmetric import rsa
 
     try:
         certificate = _x509_certificate(path, contents)
         tag, _, value, end = _tlv(contents, 0)
-        if certificate is None or tag != 0x04:
-            return (_name(certificate) if certificate is not None else ""), None
-        key = certificate.public_key()
-        if not isinstance(key, rsa.RSAPublicKey):
-            return _name(certificate), None
-        key.verify(contents[value:end], signed, padding.PKCS1v15(), hashes.SHA1())
-        return _name(certificate), True
-    except InvalidSignature:
-        return _name(certificate), False
+        rsa_key = certificate is not None and isinstance(certificate.public_key(), rsa.RSAPublicKey)
     except (ValueError, IndexError, TypeError, UnsupportedAlgorithm) as exc:  # pdfminer's errors are ValueErrors too
         log.debug("adbe.x509.rsa_sha1 signature not read: %s: %s", type(exc).__name__, exc)
         return "", None
+    if certificate is None:
+        return "", None
+    if tag != 0x04 or not rsa_key:
+        return _name(certificate), None
+    return _name(certificate), intact(_SignerInfo(certificate, "sha1", None, None, "", contents[value:end], None),
+                                      signed)
 
 
 def _bytes(getter, handle) -> bytes:
