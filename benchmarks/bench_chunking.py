@@ -20,11 +20,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline import chunking, sentences, structure  # noqa: E402
 from pipeline.config import get_settings  # noqa: E402
 from pipeline.embedding.embedders import get_embedder  # noqa: E402
+from pipeline.stages import chunk as chunking  # noqa: E402
+from pipeline.stages import structure  # noqa: E402
 from pipeline.stages.extract import extract_file  # noqa: E402
 from pipeline.stages.language import clean_and_detect  # noqa: E402
+from pipeline.text import sentences  # noqa: E402
 
 
 def best_of(repeat: int, call):
