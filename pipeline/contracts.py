@@ -130,6 +130,9 @@ class Page(BaseModel):
         return "\n".join(b.text for b in self.blocks if b.text)
 
 
+SignatureAfter = Literal["nothing", "signing", "changes"]
+
+
 class Signature(BaseModel):
     """A digital signature of a PDF (pipeline.extraction.metadata); whether its certificate
     deserves trust is not judged."""
@@ -140,7 +143,10 @@ class Signature(BaseModel):
     signed_at: str | None = None  # ISO 8601, from the signature dictionary's /M
     reason: str = ""
     kind: str = ""  # the SubFilter: adbe.pkcs7.detached, ETSI.CAdES.detached, ETSI.RFC3161 (a timestamp)
-    covers_to_end: bool  # the signed bytes reach the end of the file: nothing was appended after it
+    # what the file gained after it (pipeline.extraction.revisions): "nothing"; "signing" (later
+    # signatures, timestamps, validation data: what it signed reads as signed); "changes" (an
+    # edit, a filled field, a new title, or unsigned bytes inside its span)
+    after: SignatureAfter
 
 
 class DocumentInfo(BaseModel):

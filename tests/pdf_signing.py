@@ -48,6 +48,14 @@ def _new_numbers(pdf: bytes, count: int) -> list[int]:
     return list(range(size, size + count))
 
 
+def _catalog(pdf: bytes) -> tuple[int, bytes]:
+    """The catalog's object number and its newest dictionary."""
+    last = pdf[pdf.rindex(b"trailer"):]
+    root = int(re.search(rb"/Root\s*(\d+)\s+\d+\s+R", last).group(1))  # type: ignore[union-attr]
+    *_, newest = re.finditer(rb"(?<![0-9])%d 0 obj\s*(<<.*?>>)\s*endobj" % root, pdf, re.S)
+    return root, newest.group(1)
+
+
 def _certificate(name: str, rsa_key: bool = False):
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes
@@ -71,12 +79,12 @@ def sign_pdf(path: Path, signer: str, reason: str, signed_at: str, title: str = 
     from cryptography.hazmat.primitives.serialization import pkcs7
 
     pdf = path.read_bytes()
-    last = pdf[pdf.rindex(b"trailer"):]
-    root = int(re.search(rb"/Root\s*(\d+)\s+\d+\s+R", last).group(1))  # type: ignore[union-attr]
-    catalog_object = re.search(rb"(?<![0-9])%d 0 obj\s*(<<.*?>>)\s*endobj" % root, pdf, re.S)
-    catalog = catalog_object.group(1)  # type: ignore[union-attr]
+    root, catalog = _catalog(pdf)
     page = re.search(rb"/Kids\s*\[\s*(\d+\s+\d+\s+R)", pdf).group(1)  # type: ignore[union-attr]
     signature, field, info = _new_numbers(pdf, 3)
+    form = re.search(rb"/AcroForm<</Fields\[([^]]*)\]/SigFlags 3>>", catalog)  # a field signed before stays
+    fields = form.group(1) + b" " if form else b""
+    catalog = catalog.replace(form.group(0), b"") if form else catalog
     legacy = sub_filter == "adbe.x509.rsa_sha1"  # the certificate in /Cert, a bare RSA value in /Contents
     certificate, key = _certificate(signer, rsa_key=legacy)
     cert = b"/Cert <" + certificate.public_bytes(serialization.Encoding.DER).hex().encode() + b">" if legacy else b""
@@ -84,9 +92,9 @@ def sign_pdf(path: Path, signer: str, reason: str, signed_at: str, title: str = 
         signature: b"<</Type/Sig/Filter/Adobe.PPKLite/SubFilter/" + sub_filter.encode() + b" " + BYTE_RANGE
                    + b"/Contents <" + b"0" * (2 * CONTENTS_SIZE) + b">/M(" + signed_at.encode() + b")/Reason"
                    + _pdf_string(reason) + cert + b">>",
-        field: b"<</FT/Sig/T(Signature1)/V %d 0 R/Type/Annot/Subtype/Widget/Rect[0 0 0 0]/F 132/P %s>>" % (
-            signature, page),
-        root: catalog[:-2] + b"/AcroForm<</Fields[%d 0 R]/SigFlags 3>>>>" % field,
+        field: b"<</FT/Sig/T(Signature%d)/V %d 0 R/Type/Annot/Subtype/Widget/Rect[0 0 0 0]/F 132/P %s>>" % (
+            field, signature, page),
+        root: catalog[:-2] + b"/AcroForm<</Fields[%s%d 0 R]/SigFlags 3>>>>" % (fields, field),
         info: b"<</Title" + _pdf_string(title) + b"/Author" + _pdf_string(author) + b">>",
     }
     pdf = _update(pdf, objects, b"/Info %d 0 R" % info)
@@ -117,4 +125,70 @@ def change_after_signing(path: Path, title: str) -> Path:
     pdf = path.read_bytes()
     (info,) = _new_numbers(pdf, 1)
     path.write_bytes(_update(pdf, {info: b"<</Title" + _pdf_string(title) + b">>"}, b"/Info %d 0 R" % info))
+    return path
+
+
+def add_validation_data(path: Path) -> Path:
+    """What PAdES B-LT appends after a signature: a DSS dictionary holding a certificate (here
+    a fresh one: nothing reads it), the catalog pointing at it, and a new document information
+    dictionary that only moves ModDate and names the tool (as pyHanko saves)."""
+    from cryptography.hazmat.primitives import serialization
+
+    pdf = path.read_bytes()
+    root, catalog = _catalog(pdf)
+    certificate = _certificate("Validation data CA")[0].public_bytes(serialization.Encoding.DER)
+    stream, dss, info = _new_numbers(pdf, 3)
+    old_info = re.search(rb"/Info\s*(\d+)\s+\d+\s+R", pdf[pdf.rindex(b"trailer"):]).group(1)  # type: ignore
+    info_dict = re.search(rb"(?<![0-9])%s 0 obj\s*<<(.*?)>>\s*endobj" % old_info, pdf, re.S).group(1)  # type: ignore
+    objects = {
+        stream: _stream(certificate),
+        dss: b"<</Type/DSS/Certs[%d 0 R]>>" % stream,
+        root: catalog[:-2] + b"/DSS %d 0 R>>" % dss,
+        info: b"<<" + info_dict + b"/ModDate(D:20261204090000Z)/Producer(Rosetta tests)>>",
+    }
+    path.write_bytes(_update(pdf, objects, b"/Info %d 0 R" % info))
+    return path
+
+
+def edit_page_after_signing(path: Path) -> Path:
+    """An editor's change of the page itself: a second content stream paints a box over it."""
+    pdf = path.read_bytes()
+    number = int(re.search(rb"/Kids\s*\[\s*(\d+)\s+\d+\s+R", pdf).group(1))  # type: ignore[union-attr]
+    *_, page = re.finditer(rb"(?<![0-9])%d 0 obj\s*(<<.*?>>)\s*endobj" % number, pdf, re.S)
+    contents = re.search(rb"/Contents\s*(\d+\s+\d+\s+R)", page.group(1))
+    (stream,) = _new_numbers(pdf, 1)
+    drawn = b"0 0 0 rg 72 700 300 40 re f"
+    edited = page.group(1).replace(contents.group(0), b"/Contents[%s %d 0 R]" % (contents.group(1), stream))
+    path.write_bytes(_update(pdf, {stream: _stream(drawn), number: edited}))
+    return path
+
+
+def _stream(content: bytes, attributes: bytes = b"") -> bytes:
+    return b"<<%s/Length %d>>\nstream\n%s\nendstream" % (attributes, len(content), content)
+
+
+def add_empty_signature_field(path: Path, appearance_elsewhere: bool = False) -> int:
+    """A signature field waiting for its signer, drawn as an empty box (its appearance stream;
+    ``appearance_elsewhere``: that stream named by the catalog too, so that redrawing it would
+    change more than the field). Returns the appearance stream's object number."""
+    pdf = path.read_bytes()
+    root, catalog = _catalog(pdf)
+    page = re.search(rb"/Kids\s*\[\s*(\d+\s+\d+\s+R)", pdf).group(1)  # type: ignore[union-attr]
+    appearance, field = _new_numbers(pdf, 2)
+    elsewhere = b"/Stamp %d 0 R" % appearance if appearance_elsewhere else b""
+    path.write_bytes(_update(pdf, {
+        appearance: _stream(b"0.5 w 0 0 100 20 re S", b"/Type/XObject/Subtype/Form/BBox[0 0 100 20]"),
+        field: b"<</FT/Sig/T(Sig0)/Type/Annot/Subtype/Widget/Rect[72 72 172 92]/P %s/AP<</N %d 0 R>>>>" % (
+            page, appearance),
+        root: catalog[:-2] + b"/AcroForm<</Fields[%d 0 R]/SigFlags 3>>%s>>" % (field, elsewhere)}))
+    return appearance
+
+
+def redraw(path: Path, appearance: int) -> Path:
+    """A later save that redraws an appearance stream in place (as a signer's tool draws the
+    signature into its field's box)."""
+    pdf = path.read_bytes()
+    drawn = _stream(b"0 0 1 rg 0 0 100 20 re f", b"/Type/XObject/Subtype/Form/BBox[0 0 100 20]")
+    info = re.findall(rb"/Info\s*(\d+\s+\d+\s+R)", pdf[pdf.rindex(b"trailer"):])
+    path.write_bytes(_update(pdf, {appearance: drawn}, b"/Info " + info[-1] if info else b""))
     return path

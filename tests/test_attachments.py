@@ -16,7 +16,7 @@ import pypdfium2 as pdfium
 import pytest
 
 from conftest import text_pdf
-from pdf_signing import sign_pdf
+from pdf_signing import add_validation_data, sign_pdf
 from pipeline.contracts import Page
 from pipeline.extraction.attachments import embedded_data
 from pipeline.stages import extract
@@ -46,7 +46,8 @@ Wartezeiten an der Rampe von mehr als zwei Stunden werden mit 45 Euro je Stunde 
 
 def contract_with_annex(folder: Path) -> Path:
     """The contract with its two-page annex attached twice (read once), and the invoice data
-    as XML (a format Rosetta does not read); then signed."""
+    as XML (a format Rosetta does not read); then signed, its validation data appended after
+    the signature (PAdES B-LT)."""
     annex = text_pdf(ANNEX, folder / "annex.pdf", lines_per_page=5).read_bytes()
     contract = text_pdf(CONTRACT, folder / "contract-plain.pdf")
     pdf = pdfium.PdfDocument(contract)
@@ -56,8 +57,8 @@ def contract_with_annex(folder: Path) -> Path:
     out = folder / "contract.pdf"
     pdf.save(out)
     pdf.close()
-    return sign_pdf(out, "Erika Mustermann", "Vertragsabschluss", "D:20261203101500+01'00'",
-                    title="Service Agreement ACME – Borealis", author="ACME Legal")
+    return add_validation_data(sign_pdf(out, "Erika Mustermann", "Vertragsabschluss", "D:20261203101500+01'00'",
+                                        title="Service Agreement ACME – Borealis", author="ACME Legal"))
 
 
 @pytest.fixture(scope="module")
@@ -157,6 +158,7 @@ def test_a_question_finds_the_annex_cited_as_its_own_page(contract, settings, we
     assert "84 Euro je Palette" in hit["text"] and hit["lang"] == "de"
     assert hit["source"].endswith("contract.pdf › Anlage_1_Preisblatt.pdf") and hit["attachment"] == "Anlage_1_Preisblatt.pdf"
     assert hit["page"] == 1
-    # the contract's own facts travel with its annex's chunks
+    # the contract's own facts travel with its annex's chunks; validation data appended is no change
     assert hit["title"] == "Service Agreement ACME – Borealis" and hit["changed_after_signing"] is False
-    assert [(s["signer"], s["intact"]) for s in hit["signatures"]] == [("Erika Mustermann", True)]
+    assert [(s["signer"], s["intact"], s["after"]) for s in hit["signatures"]] == [
+        ("Erika Mustermann", True, "signing")]

@@ -1,6 +1,7 @@
 """What a PDF says about itself (pipeline/extraction/metadata.py): its title, author and
 dates, and its signatures: who signed (the signing certificate's subject), when, why,
-whether the signed bytes are intact, and whether the file changed after the last signature.
+whether the signed bytes are intact, and what the file gained after each signature (later
+signatures and validation data, or changes).
 The signed files are signed for real (tests/pdf_signing.py: a detached CMS signature
 poppler's pdfsig validates)."""
 
@@ -11,8 +12,16 @@ import shutil
 import pytest
 
 from conftest import text_pdf
-from pdf_signing import change_after_signing, sign_pdf
+from pdf_signing import (
+    add_empty_signature_field,
+    add_validation_data,
+    change_after_signing,
+    edit_page_after_signing,
+    redraw,
+    sign_pdf,
+)
 from pipeline.extraction.metadata import _SignerInfo, intact, iso_date, read_signature
+from pipeline.extraction.revisions import after_signature
 from pipeline.stages import extract
 
 AGREEMENT = """Confidentiality Agreement
@@ -41,12 +50,12 @@ def test_a_signed_pdf_names_its_signer_time_reason_and_title(settings, tmp_path)
     (signature,) = info.signatures
     assert signature.signer == "Erika Mustermann" and signature.reason == "Einverstanden"
     assert signature.signed_at == "2026-12-03T10:15:00+01:00" and signature.kind == "adbe.pkcs7.detached"
-    assert signature.covers_to_end and signature.intact
+    assert signature.after == "nothing" and signature.intact
 
     # saved again after signing: the signature still holds for what it signed
     changed = change_after_signing(shutil.copy(path, tmp_path / "edited.pdf"), "Edited after signing")
     info = extract.extract_file(changed, settings).info
-    assert info.title == "Edited after signing" and not info.signatures[0].covers_to_end
+    assert info.title == "Edited after signing" and info.signatures[0].after == "changes"
     assert info.signatures[0].intact
 
 
@@ -64,7 +73,52 @@ def test_a_pdf_edited_inside_its_signed_bytes_is_no_longer_intact(settings, tmp_
     info = extract.extract_file(path, settings).info
     assert info.author == "Fechtsabteilung"
     (signature,) = info.signatures
-    assert signature.signer == "Erika Mustermann" and signature.covers_to_end and signature.intact is False
+    assert signature.signer == "Erika Mustermann" and signature.after == "nothing" and signature.intact is False
+
+
+def test_validation_data_and_a_second_signer_appended_are_no_change_an_edit_between_them_is(settings, tmp_path):
+    """PAdES B-LT appends a DSS dictionary after the signature, and a second signer appends
+    their own signature: what the first signed still reads as signed. They had been flagged
+    as changes after signing, as any appended bytes were."""
+    first = sign_pdf(text_pdf(AGREEMENT, tmp_path / "nda.pdf"), "Erika Mustermann", "Einverstanden",
+                     "D:20261203101500+01'00'", title="Vertraulichkeitsvereinbarung")
+    long_term = add_validation_data(shutil.copy(first, tmp_path / "b-lt.pdf"))
+    (signature,) = extract.extract_file(long_term, settings).info.signatures
+    assert signature.after == "signing" and signature.intact
+    countersigned = sign_pdf(shutil.copy(long_term, tmp_path / "both.pdf"), "Juan Pérez", "De acuerdo",
+                             "D:20261204120000+01'00'", title="Vertraulichkeitsvereinbarung")
+    info = extract.extract_file(countersigned, settings).info
+    assert [(s.signer, s.after, s.intact) for s in info.signatures] == [
+        ("Erika Mustermann", "signing", True), ("Juan Pérez", "nothing", True)]
+
+    # the page drawn over between the two signatures: the first signer never signed it
+    edited = edit_page_after_signing(shutil.copy(first, tmp_path / "amended.pdf"))
+    assert extract.extract_file(edited, settings).info.signatures[0].after == "changes"
+    countersigned = sign_pdf(edited, "Juan Pérez", "De acuerdo", "D:20261204120000+01'00'")
+    info = extract.extract_file(countersigned, settings).info
+    assert [s.after for s in info.signatures] == ["changes", "nothing"]
+
+
+@pytest.mark.parametrize("appearance_elsewhere, after", [(False, "signing"), (True, "changes")])
+def test_a_signature_fields_box_redrawn_is_signing_unless_the_drawing_is_used_elsewhere(
+        settings, tmp_path, appearance_elsewhere, after):
+    """A field's appearance stream redrawn after a signature changes only that box, unless
+    the same stream is named elsewhere in the file (pyHanko's "sneaky" test files)."""
+    path = text_pdf(AGREEMENT, tmp_path / "nda.pdf")
+    appearance = add_empty_signature_field(path, appearance_elsewhere)
+    sign_pdf(path, "Erika Mustermann", "Einverstanden", "D:20261203101500+01'00'", title="NDA")
+    (signature,) = extract.extract_file(redraw(path, appearance), settings).info.signatures
+    assert (signature.signer, signature.intact, signature.after) == ("Erika Mustermann", True, after)
+
+
+def test_unsigned_bytes_inside_the_signed_span_are_a_change():
+    """A signature's ranges must leave out its own value only (pyHanko's coverage anomalies)."""
+    data = b"%PDF-1.7 signed <0a1b2c> signed too %%EOF\n"
+    hole, after = data.index(b"<"), data.index(b">") + 1
+    assert after_signature(data, [(0, hole), (after, len(data) - after)]) == "nothing"
+    assert after_signature(data, [(0, hole - 3), (after, len(data) - after)]) == "changes"
+    assert after_signature(data, [(0, hole), (after, 10)]) == "changes"  # stops short: unparsed bytes follow
+    assert after_signature(data, [(0, len(data))]) == "changes"
 
 
 def test_an_unsigned_pdf_has_no_signatures_and_a_broken_signature_no_signer(settings, tmp_path):

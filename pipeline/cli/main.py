@@ -25,6 +25,10 @@ from pipeline.cli.corpus import corpus_status
 from pipeline.cli.errors import run_reporting_errors
 from pipeline.config import get_settings
 
+# how `rosetta extract` tells what a file gained after a signature (Signature.after)
+AFTER_SIGNATURE = {"nothing": "", "signing": ", then later signatures or validation data only",
+                   "changes": ", the file changed after it"}
+
 # Third-party deprecations printed on every run, none of them ours to fix: authlib (pulled in by
 # the Weaviate client) on its own httpx import; mlflow's SQLAlchemy store on a loader strategy
 # SQLAlchemy 2.1 deprecates. Filters cannot hold them: the Weaviate client's import resets the
@@ -109,7 +113,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
         for s in info.signatures:
             check = {True: "intact", False: "does NOT match the signed bytes", None: "not checked"}[s.intact]
             print(f"  signed by {s.signer or '(signer unread)'} at {s.signed_at or '(no time)'} ({s.kind}): {check}"
-                  f"{'' if s.covers_to_end else ', the file changed after it'}; its certificate's trust not judged")
+                  f"{AFTER_SIGNATURE[s.after]}; its certificate's trust not judged")
         for p in pages:
             part = f" ({p['attachment']})" if p["attachment"] else ""
             print(f"  page {p['page_no']}{part}: {p['method']} {p['direction']} {p['engine']} {len(p['blocks'])} block(s) "

@@ -38,7 +38,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             signers = ", ".join((s["signer"] or "(signer unread)") + (" (does NOT match the signed bytes)"
                                                                        if s["intact"] is False else "")
                                 for s in hit["signatures"])
-            changed = ", changed after the last signature" if hit["changed_after_signing"] else ""
+            changed = ", changed after it was signed" if hit["changed_after_signing"] else ""
             print(f"       signed by {signers}{changed}")
         for t in hit["translations"]:
             print(f"       = [{t['lang']}] {t['source']} p.{t['page']} (similarity {t['similarity']:.3f})")

@@ -1,15 +1,15 @@
 """What a PDF says about itself: its document information (title, author, subject, dates) and
 its digital signatures (who signed, when, why, whether the signed bytes are intact, and
-whether anything was appended after).
+what was appended after).
 
 A compliance team asks of a contract who signed it and whether it changed since; the
 answer travels with every chunk (pipeline.stages.enrich). The signer is the subject of the
 signing certificate the signature carries, the time the signature dictionary's /M. Checked:
 that the signed byte ranges hash to the signature's digest and that the signature value
-verifies with that certificate's key (``intact``), and whether those ranges reach the end of
-the file (bytes appended after a signature: a later signature, a filled field, an edited
-page). Not judged: whether the certificate deserves trust (its chain, its revocation): that
-needs the team's trust anchors and a validator (pyHanko, Acrobat); extraction.md, "Document
+verifies with that certificate's key (``intact``), and what the file gained after those
+ranges (pipeline.extraction.revisions: later signatures and validation data, or changes).
+Not judged: whether the certificate deserves trust (its chain, its revocation): that needs
+the team's trust anchors and a validator (pyHanko, Acrobat); extraction.md, "Document
 information and signatures".
 """
 
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.contracts import DocumentInfo, Signature
+from pipeline.extraction.revisions import after_signature
 
 log = logging.getLogger(__name__)
 
@@ -317,8 +318,6 @@ def signatures(pdf, path: Path) -> list[Signature]:
         ranges = (ctypes.c_int * max(count, 1))()
         pdfium_c.FPDFSignatureObj_GetByteRange(handle, ranges, count)
         pairs = list(zip(ranges[0:count:2], ranges[1:count:2]))  # [start, length] pairs
-        # the signed ranges should reach the end of the file
-        covered = bool(pairs) and count % 2 == 0 and pairs[-1][0] + pairs[-1][1] >= len(data)
         kind = _bytes(pdfium_c.FPDFSignatureObj_GetSubFilter, handle).rstrip(b"\0").decode("latin-1")
         signed = b"".join(data[start:start + n] for start, n in pairs)
         signer, whole = (read_x509_signature(path, contents, signed) if kind == "adbe.x509.rsa_sha1"
@@ -327,7 +326,8 @@ def signatures(pdf, path: Path) -> list[Signature]:
         found.append(Signature(
             signer=signer, intact=whole, kind=kind,
             signed_at=iso_date(_bytes(pdfium_c.FPDFSignatureObj_GetTime, handle).rstrip(b"\0").decode("latin-1")),
-            reason=reason.decode("utf-16-le", "replace").rstrip("\0") if reason else "", covers_to_end=covered))
+            reason=reason.decode("utf-16-le", "replace").rstrip("\0") if reason else "",
+            after=after_signature(data, pairs) if count % 2 == 0 else "changes"))
     return found
 
 

@@ -34,8 +34,8 @@ def build_objects(cleaned: CleanedDocument, chunked: ChunkedDocument, embedded: 
     file_facts = {
         "title": cleaned.info.title, "author": cleaned.info.author, "signed_by": [s.signer for s in signatures],
         "signatures": json.dumps([s.model_dump() for s in signatures], ensure_ascii=False),
-        # no signed range reaches the end of the file: something was appended after the last one
-        "changed_after_signing": not any(s.covers_to_end for s in signatures) if signatures else None,
+        # an edit after any signature: what the file shows is not all that its signers signed
+        "changed_after_signing": any(s.after == "changes" for s in signatures) if signatures else None,
     }
     for index, chunk in enumerate(chunked.chunks):
         reg_ids = find_regulations(chunk.text)
