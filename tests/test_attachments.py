@@ -147,7 +147,7 @@ def test_an_embedded_files_page_is_rendered_from_its_own_bytes(contract, setting
 
 
 def test_a_question_finds_the_annex_cited_as_its_own_page(contract, settings, weaviate_server):
-    from pipeline.retrieval import search
+    from pipeline.retrieval import Scope, search
     from rosetta_airflow.runner import run_dag
 
     settings.source_dir.mkdir(parents=True, exist_ok=True)
@@ -162,3 +162,9 @@ def test_a_question_finds_the_annex_cited_as_its_own_page(contract, settings, we
     assert hit["title"] == "Service Agreement ACME – Borealis" and hit["changed_after_signing"] is False
     assert [(s["signer"], s["intact"], s["after"]) for s in hit["signatures"]] == [
         ("Erika Mustermann", True, "signing")]
+    # a search of what one person signed finds it; of another's, nothing
+    question = "Was kostet eine Palette von Hamburg nach München?"
+    signed = search(question, settings, scope=Scope(signed_by="mustermann"))
+    assert signed.answered and signed.groups[0].shown.uuid == search(question, settings).groups[0].shown.uuid
+    others = search(question, settings, scope=Scope(signed_by="Juan Pérez"))
+    assert not others.answered and others.groups == []

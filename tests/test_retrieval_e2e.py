@@ -222,6 +222,27 @@ def test_search_command_prints_groups_as_json(five_languages, settings, capsys):
     assert {t["lang"] for t in shown["hits"][0]["translations"]} == {"en", "es", "ja", "zh"}
 
 
+def test_a_search_in_some_folders_answers_from_their_documents_only(five_languages, settings, capsys):
+    """`rosetta search --in de/ --in es/`: the German passage first, its Spanish translation
+    listed, nothing of the other three guides shown or listed; a folder Rosetta holds nothing
+    in is an error that names it, not an empty answer."""
+    from pipeline.cli.main import main
+    from pipeline.retrieval import Scope, search
+
+    assert main(["search", GERMAN_QUESTION, "--in", "de/", "--in", "es", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["answered"] and shown["hits"][0]["lang"] == "de"
+    assert [t["lang"] for t in shown["hits"][0]["translations"]] == ["es"]
+    assert shown["hits"][0]["clause"] == search(GERMAN_QUESTION, settings).groups[0].shown.properties["clause_number"]
+    listed = {c["source"] for h in shown["hits"] for c in [h, *h["translations"], *h["copies"]]}
+    assert listed == {"de/maint-guide.pdf", "es/maint-guide.pdf"}
+    # a pattern, read against the absolute paths too
+    only_chinese = search("需要的开发工具", settings, scope=Scope(paths=(str(settings.source_dir / "z?/*.pdf"),)))
+    assert only_chinese.answered and {c.lang for g in only_chinese.groups for c in g.members} == {"zh"}
+    with pytest.raises(ValueError, match="--in fr/: no document"):
+        search(GERMAN_QUESTION, settings, scope=Scope(paths=("fr/",)))
+
+
 def test_live_collection_has_a_lexical_property_per_language(five_languages, settings, weaviate_server):
     config = weaviate_server.collections.get(settings.weaviate.collection).config.get()
     tokenization = {p.name: p.tokenization.value for p in config.properties if p.name.startswith("text_")}

@@ -18,17 +18,20 @@ from pipeline.config import get_settings
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from pipeline.retrieval import search
+    from pipeline.retrieval import Scope, search
 
-    result = search(args.query, get_settings(), args.limit, args.lang, getattr(args, "mode", "hybrid"))
+    scope = Scope(tuple(args.within or ()), args.signed_by or "")
+    result = search(args.query, get_settings(), args.limit, args.lang, getattr(args, "mode", "hybrid"), scope)
     if args.json:
         print(json.dumps(result.as_dict(), ensure_ascii=False, indent=1))
         return 0
     shown = result.as_dict()
     print(f"query [{shown['query_lang']}]: {args.query}")
     if not result.answered:
+        where = ("only the documents --in / --signed-by select" if scope.paths or scope.signed_by
+                 else "is anything loaded? see `rosetta status`")
         print(f"  no passage found (best similarity {shown['best_score']:.3f}, probability that it answers "
-              f"{shown['answer_probability']:.2f}; is anything loaded? see `rosetta status`)")
+              f"{shown['answer_probability']:.2f}; {where})")
         return 0
     for i, hit in enumerate(shown["hits"], 1):
         snippet = " ".join(hit["text"].split())[:110]
@@ -188,6 +191,11 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("search", help="top passages for a question in any language, translations collapsed")
     p.add_argument("query")
     p.add_argument("--lang", help="only chunks in this language")
+    p.add_argument("--in", dest="within", action="append", metavar="PATH",
+                   help="only documents at this file, folder or pattern (relative to the source folder or "
+                        "the working directory; repeat for more)")
+    p.add_argument("--signed-by", metavar="NAME", help="only documents signed by someone of this name (any of "
+                                                       "its words' case)")
     p.add_argument("--limit", type=int, default=5)
     p.add_argument("--mode", choices=["hybrid", "vector"], default="hybrid", help="vector: the vector leg alone")
     p.add_argument("--json", action="store_true")

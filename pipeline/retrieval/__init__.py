@@ -11,10 +11,14 @@ The Python API::
             print(hit.score, hit.shown.lang, hit.shown.properties["text"][:80],
                   [t.lang for t in hit.translations])
 
+    # some documents only: a folder, a file or a pattern, and/or a signer's name
+    search("Kündigungsfrist", get_settings(), scope=Scope(paths=("contracts/",), signed_by="Mustermann"))
+
 ``Retriever(settings, client, collection)`` keeps the embedder and the alignment maps for
 many questions (``rosetta eval``, the latency benchmark); ``fusion`` holds the pure rules.
 """
 
 from pipeline.retrieval.retriever import Retriever, SearchResult, search
+from pipeline.retrieval.scope import Scope
 
-__all__ = ["Retriever", "SearchResult", "search"]
+__all__ = ["Retriever", "Scope", "SearchResult", "search"]

@@ -41,6 +41,7 @@ from pipeline.retrieval.refusal import (
     labels,
     read_passage,
 )
+from pipeline.retrieval.scope import Scope, ScopeFilter, resolve
 from pipeline.retrieval.terms import terms
 from pipeline.stores import vector_store
 from pipeline.text.langid import detect_block
@@ -147,25 +148,33 @@ class Retriever:
 
     def candidates(self, query: str, query_lang: str, vector: np.ndarray, mode: Mode = "hybrid",
                    lang: str | None = None, lexical_min_match: int | None = None,
-                   other_than: str | None = None, leave_out: str | None = None) -> list[Candidate]:
+                   other_than: str | None = None, leave_out: str | None = None,
+                   scope: ScopeFilter | None = None) -> list[Candidate]:
         """The vector leg's nearest chunks (any language, then the other languages than the
         query's; or ``lang`` alone) joined with the lexical leg's hits over chunks in the
         query's language. ``rosetta eval``'s views of other corpora: ``other_than``, the
         vector leg alone over the chunks in other languages than this one (a corpus without
         the query's language); ``leave_out``, both legs without the chunk of this uuid (a
-        corpus without the answer's passage in the query's language)."""
+        corpus without the answer's passage in the query's language); ``scope``, both legs
+        over some documents only (pipeline/retrieval/scope.py)."""
         r = self.settings.retrieval
-        without = None if leave_out is None else Filter.by_id().not_equal(leave_out)
+        scope = scope or ScopeFilter(None, None)
+        limits = [f for f in (scope.where, None if leave_out is None else Filter.by_id().not_equal(leave_out))
+                  if f is not None]
+        every = Filter.all_of(limits) if len(limits) > 1 else limits[0] if limits else None
         found: dict[str, Candidate] = {}
 
+        def in_scope(obj) -> bool:
+            return scope.doc_ids is None or obj.properties.get("doc_id") in scope.doc_ids
+
         def add_nearest(filters, limit: int) -> None:
-            """The nearest chunks under ``filters`` (and ``leave_out``), each ranked after those
-            found before it: a later call's new chunks are farther than every earlier one's."""
-            if without is not None:
-                filters = without if filters is None else filters & without
+            """The nearest chunks under ``filters`` (and the scope and ``leave_out``), each ranked
+            after those found before it: a later call's new chunks are farther than every earlier one's."""
+            if every is not None:
+                filters = every if filters is None else filters & every
             nearest = self.collection.query.near_vector(near_vector=vector.tolist(), limit=limit, filters=filters,
                                                         include_vector=True, return_properties=CANDIDATE_PROPERTIES)
-            for obj in nearest.objects:
+            for obj in filter(in_scope, nearest.objects):
                 if str(obj.uuid) not in found:
                     found[str(obj.uuid)] = self._candidate(obj, vector)
                     found[str(obj.uuid)].vector_rank = len(found) - 1
@@ -183,9 +192,9 @@ class Retriever:
             lexical = self.collection.query.bm25(
                 query=query, query_properties=[vector_store.lexical_property(query_lang)], limit=r.lexical_candidates,
                 operator=BM25Operator.or_(minimum_match=min_match(query, tokenization, wanted)),
-                filters=without, include_vector=True, return_properties=CANDIDATE_PROPERTIES,
+                filters=every, include_vector=True, return_properties=CANDIDATE_PROPERTIES,
                 return_metadata=MetadataQuery(score=True))
-            for rank, obj in enumerate(lexical.objects):
+            for rank, obj in enumerate(filter(in_scope, lexical.objects)):
                 found.setdefault(str(obj.uuid), self._candidate(obj, vector)).lexical_rank = rank
             weigh_lexical_hits(list(found.values()), terms(query, tokenization), tokenization, query_lang)
         return list(found.values())
@@ -240,10 +249,13 @@ class Retriever:
         model = self.no_answer.model(query, tokenization, values)
         return model.probability(values), model.below
 
-    def search(self, query: str, limit: int = 5, lang: str | None = None, mode: Mode = "hybrid") -> SearchResult:
+    def search(self, query: str, limit: int = 5, lang: str | None = None, mode: Mode = "hybrid",
+               scope: Scope | None = None) -> SearchResult:
+        """One question; ``scope``: some documents only (pipeline/retrieval/scope.py)."""
+        where = resolve(scope, self.settings)
         query_lang = self.query_language(query)
         vector = self.query_vector(query, query_lang)
-        candidates = self.candidates(query, query_lang, vector, mode, lang)
+        candidates = self.candidates(query, query_lang, vector, mode, lang, scope=where)
         groups = self.rank([*candidates], query, query_lang, limit=max(limit, 2))  # the runner-up is a feature
         probability, bar = self.judge(query, query_lang, groups, candidates, vector)
         answered = bool(groups) and probability >= bar
@@ -261,11 +273,11 @@ class Retriever:
 
 
 def search(query: str, settings: Settings, limit: int = 5, lang: str | None = None,
-           mode: Mode = "hybrid") -> SearchResult:
+           mode: Mode = "hybrid", scope: Scope | None = None) -> SearchResult:
     """One question against the live collection (connects to the configured Weaviate)."""
     with vector_store.connect(settings) as client:
         if not client.collections.exists(settings.weaviate.collection):
             return SearchResult(query=query, query_lang=lang or "", groups=[], answered=False, best_score=0.0)
         # migrates a collection made before the lexical leg; refuses one of another embedder
         vector_store.check_embedder(vector_store.live_collection(client, settings), settings)
-        return Retriever(settings, client).search(query, limit, lang, mode)
+        return Retriever(settings, client).search(query, limit, lang, mode, scope)
