@@ -192,3 +192,18 @@ def redraw(path: Path, appearance: int) -> Path:
     info = re.findall(rb"/Info\s*(\d+\s+\d+\s+R)", pdf[pdf.rindex(b"trailer"):])
     path.write_bytes(_update(pdf, {appearance: drawn}, b"/Info " + info[-1] if info else b""))
     return path
+
+
+def add_xmp_metadata(path: Path, description: str) -> Path:
+    """The catalog's XMP metadata stream, holding one rdf:Description of ``description``'s
+    properties (as PDF 2.0 writers keep a title there and no Info dictionary)."""
+    pdf = path.read_bytes()
+    root, catalog = _catalog(pdf)
+    (metadata,) = _new_numbers(pdf, 1)
+    xmp = ('<?xpacket begin="\ufeff" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/">'
+           '<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description rdf:about="" '
+           'xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:xmp="http://ns.adobe.com/xap/1.0/" '
+           f'{description}</rdf:Description></rdf:RDF></x:xmpmeta><?xpacket end="w"?>').encode()
+    path.write_bytes(_update(pdf, {metadata: _stream(xmp, b"/Type/Metadata/Subtype/XML"),
+                                   root: catalog[:-2] + b"/Metadata %d 0 R>>" % metadata}))
+    return path

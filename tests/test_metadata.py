@@ -15,6 +15,7 @@ from conftest import text_pdf
 from pdf_signing import (
     add_empty_signature_field,
     add_validation_data,
+    add_xmp_metadata,
     change_after_signing,
     edit_page_after_signing,
     redraw,
@@ -119,6 +120,25 @@ def test_unsigned_bytes_inside_the_signed_span_are_a_change():
     assert after_signature(data, [(0, hole - 3), (after, len(data) - after)]) == "changes"
     assert after_signature(data, [(0, hole), (after, 10)]) == "changes"  # stops short: unparsed bytes follow
     assert after_signature(data, [(0, len(data))]) == "changes"
+
+
+def test_a_title_kept_in_xmp_only_is_read_and_the_info_dictionary_comes_first(settings, tmp_path):
+    """PDF 2.0 deprecates the Info dictionary: a writer may keep the title, the authors and the
+    dates in the XMP metadata alone (pdfcpu's PDF 2.0 samples: "A simple PDF 2.0 example file")."""
+    xmp = ('xmp:ModifyDate="2026-12-02T09:00:00.25+01:00"><dc:title><rdf:Alt><rdf:li xml:lang="de">'
+           'Vertraulichkeitsvereinbarung</rdf:li><rdf:li xml:lang="x-default">Confidentiality Agreement</rdf:li>'
+           '</rdf:Alt></dc:title><dc:creator><rdf:Seq><rdf:li>Legal</rdf:li><rdf:li>Erika Mustermann</rdf:li>'
+           '</rdf:Seq></dc:creator><xmp:CreateDate>2026-12-01</xmp:CreateDate>')
+    path = add_xmp_metadata(text_pdf(AGREEMENT, tmp_path / "nda.pdf"), xmp)
+    info = extract.extract_file(path, settings).info
+    assert (info.title, info.author) == ("Confidentiality Agreement", "Legal; Erika Mustermann")
+    # the date matplotlib's Info dictionary gives stands; the one it does not, from the XMP
+    assert info.created != "2026-12-01T00:00:00" and info.modified == "2026-12-02T09:00:00+01:00"
+    signed = sign_pdf(path, "Erika Mustermann", "Einverstanden", "D:20261203101500+01'00'", title="NDA")
+    assert extract.extract_file(signed, settings).info.title == "NDA"  # the Info dictionary's, where it has one
+    assert extract.extract_file(add_xmp_metadata(text_pdf(AGREEMENT, tmp_path / "u.pdf"), '><dc:title><rdf:Alt>'
+                                                 '<rdf:li xml:lang="x-default">Untitled</rdf:li></rdf:Alt></dc:title>'),
+                                settings).info.title == ""  # a writer's placeholder is no title
 
 
 def test_an_unsigned_pdf_has_no_signatures_and_a_broken_signature_no_signer(settings, tmp_path):

@@ -30,12 +30,15 @@ log = logging.getLogger(__name__)
 
 # D:YYYYMMDDHHmmSS, every part after the year optional, then Z or +HH'mm' / -HH'mm'
 PDF_DATE = re.compile(r"D:(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?(?:([Zz])|([+-])(\d{2})'?(\d{2})?'?)?")
+# XMP's dates: ISO 8601, each part after the year optional, fractions of a second dropped
+XMP_DATE = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?)?)?"
+                      r"(?:([Zz])|([+-])(\d{2}):(\d{2}))?$")
 
 
 def iso_date(value: str) -> str | None:
-    """A PDF date string as ISO 8601 (with its offset where it gives one); None when it is no
-    date (an empty /M, a producer's own format)."""
-    match = PDF_DATE.match(value.strip())
+    """A PDF date string (or XMP's ISO 8601) as ISO 8601 (with its offset where it gives one);
+    None when it is no date (an empty /M, a producer's own format)."""
+    match = PDF_DATE.match(value.strip()) or XMP_DATE.match(value.strip())
     if not match:
         return None
     year, month, day, hour, minute, second, utc, sign, off_hour, off_minute = match.groups()
@@ -331,20 +334,75 @@ def signatures(pdf, path: Path) -> list[Signature]:
     return found
 
 
-def document_info(pdf, path: Path) -> DocumentInfo:
-    """The PDF's document information and signatures; what cannot be read is left empty (a
-    broken info dictionary does not stop the document)."""
+# XMP's namespaces, and the Info entries the XMP properties stand in for
+XMP_NAMESPACES = {"dc": "http://purl.org/dc/elements/1.1/", "xmp": "http://ns.adobe.com/xap/1.0/",
+                  "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#"}
+XMP_PROPERTIES = {"Title": "dc:title", "Author": "dc:creator", "Subject": "dc:description",
+                  "CreationDate": "xmp:CreateDate", "ModDate": "xmp:ModifyDate"}
+XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+PLACEHOLDER_TITLES = {"untitled", "untitled document"}  # what writers put where no title was given
+
+
+def xmp_info(path: Path, password: str | None = None) -> dict[str, str]:
+    """The Info entries the catalog's XMP metadata stream gives (``XMP_PROPERTIES``; dates as
+    ISO 8601): PDF 2.0 deprecates the Info dictionary, and some writers keep the title there
+    only. A property may be an attribute of an rdf:Description or an element, its value a
+    language alternative (the x-default one, else the first), a list (joined by "; ") or text."""
+    from xml.etree import ElementTree
+
+    from pdfminer.pdfdocument import PDFDocument
+    from pdfminer.pdfparser import PDFParser
+    from pdfminer.pdftypes import PDFStream, resolve1
+
+    with path.open("rb") as stream:
+        metadata = resolve1(PDFDocument(PDFParser(stream), password or "").catalog.get("Metadata"))
+        if not isinstance(metadata, PDFStream):
+            return {}
+        root = ElementTree.fromstring(metadata.get_data().strip(b"\0 \t\r\n"))
+    rdf = "{%s}" % XMP_NAMESPACES["rdf"]
+    found: dict[str, str] = {}
+    for entry, name in XMP_PROPERTIES.items():
+        prefix, local = name.split(":")
+        tag = "{%s}%s" % (XMP_NAMESPACES[prefix], local)
+        for description in root.iter(rdf + "Description"):
+            value = description.get(tag)
+            element = description.find(tag)
+            if value is None and element is not None:
+                items = element.findall(f"{rdf}Alt/{rdf}li") or element.findall(f"{rdf}Seq/{rdf}li") or \
+                    element.findall(f"{rdf}Bag/{rdf}li")
+                if any(item.get(XML_LANG) == "x-default" for item in items):
+                    items = [item for item in items if item.get(XML_LANG) == "x-default"]
+                elif items and element.find(f"{rdf}Alt") is not None:
+                    items = items[:1]
+                value = "; ".join((item.text or "").strip() for item in items) if items else element.text
+            if value and value.strip():
+                found[entry] = value.strip()
+                break
+    return found
+
+
+def document_info(pdf, path: Path, password: str | None = None) -> DocumentInfo:
+    """The PDF's document information (the Info dictionary, the XMP metadata where it lacks
+    an entry) and signatures; what cannot be read is left empty (a broken info dictionary does
+    not stop the document)."""
     try:
         meta = pdf.get_metadata_dict(skip_empty=True)
     except Exception as exc:  # a broken info dictionary: the text is what matters
         log.warning("%s: document information not read: %s", path.name, exc)
         meta = {}
+    meta = {key: value.replace("\0", "").strip() for key, value in meta.items()}  # "aspect\0": a C string kept whole
+    if any(not meta.get(entry) for entry in XMP_PROPERTIES):
+        try:
+            meta = {**xmp_info(path, password), **{key: value for key, value in meta.items() if value}}
+        except Exception as exc:  # a broken metadata stream, XML that does not parse: Info alone
+            log.warning("%s: XMP metadata not read: %s: %s", path.name, type(exc).__name__, exc)
+    if meta.get("Title", "").lower() in PLACEHOLDER_TITLES:
+        meta["Title"] = ""
     try:
         signed = signatures(pdf, path)
     except Exception as exc:  # a broken signature dictionary: named, the document goes on
         log.warning("%s: signatures not read: %s: %s", path.name, type(exc).__name__, exc)
         signed = []
-    meta = {key: value.replace("\0", "").strip() for key, value in meta.items()}  # "aspect\0": a C string kept whole
     return DocumentInfo(title=meta.get("Title", ""), author=meta.get("Author", ""),
                         subject=meta.get("Subject", ""), created=iso_date(meta.get("CreationDate", "")),
                         modified=iso_date(meta.get("ModDate", "")), signatures=signed)
