@@ -157,6 +157,9 @@ class DocumentInfo(BaseModel):
     created: str | None = None  # ISO 8601
     modified: str | None = None
     signatures: list[Signature] = Field(default_factory=list)  # signed fields, in the document's order
+    # the same of each PDF embedded in it that says something of itself, by the name its pages
+    # carry (Page.attachment: "outer.pdf / inner.pdf" for one inside another)
+    embedded: dict[str, DocumentInfo] = Field(default_factory=dict)
 
 
 class ExtractedDocument(BaseModel):
@@ -165,7 +168,7 @@ class ExtractedDocument(BaseModel):
     sha256: str
     pages: list[Page]
     engines: list[str]
-    info: DocumentInfo = Field(default_factory=DocumentInfo)  # of the file itself, not its attachments
+    info: DocumentInfo = Field(default_factory=DocumentInfo)  # of the file itself, its attachments' in .embedded
 
 
 # --- language (cleaning + detection) -----------------------------------------------------

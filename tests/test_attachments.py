@@ -45,10 +45,11 @@ Wartezeiten an der Rampe von mehr als zwei Stunden werden mit 45 Euro je Stunde 
 
 
 def contract_with_annex(folder: Path) -> Path:
-    """The contract with its two-page annex attached twice (read once), and the invoice data
-    as XML (a format Rosetta does not read); then signed, its validation data appended after
-    the signature (PAdES B-LT)."""
-    annex = text_pdf(ANNEX, folder / "annex.pdf", lines_per_page=5).read_bytes()
+    """The contract with its two-page annex, signed on its own, attached twice (read once), and
+    the invoice data as XML (a format Rosetta does not read); then signed, its validation data
+    appended after the signature (PAdES B-LT)."""
+    annex = sign_pdf(text_pdf(ANNEX, folder / "annex.pdf", lines_per_page=5), "Juan Pérez", "Preise geprüft",
+                     "D:20261202090000+01'00'", title="Preisblatt 2027").read_bytes()
     contract = text_pdf(CONTRACT, folder / "contract-plain.pdf")
     pdf = pdfium.PdfDocument(contract)
     for name, data in [("Anlage_1_Preisblatt.pdf", annex), ("copy of the annex.pdf", annex),
@@ -74,6 +75,21 @@ def test_embedded_pdfs_are_read_as_further_pages_of_their_document(contract, set
     assert "84 Euro je Palette" in doc.pages[1].text and "45 Euro je Stunde" in doc.pages[2].text
     assert "embedded file factur-x.xml not read (unsupported_format)" in caplog.text
     assert "copy of the annex" not in caplog.text  # the same bytes: read once, under its first name
+
+
+def test_an_embedded_pdfs_own_title_and_signature_are_read_and_shown(contract, settings, capsys):
+    from pipeline.cli.main import main as cli_main
+
+    info = extract.extract_file(contract, settings).info
+    assert [s.signer for s in info.signatures] == ["Erika Mustermann"]  # the document's own
+    annex = info.embedded["Anlage_1_Preisblatt.pdf"]
+    assert annex.title == "Preisblatt 2027" and [(s.signer, s.intact) for s in annex.signatures] == [("Juan Pérez", True)]
+    assert list(info.embedded) == ["Anlage_1_Preisblatt.pdf"]  # its copy is read once; the XML says nothing
+    assert cli_main(["extract", str(contract)]) == 0
+    out = capsys.readouterr().out
+    assert ("  Anlage_1_Preisblatt.pdf: signed by Juan Pérez at 2026-12-02T09:00:00+01:00 (adbe.pkcs7.detached): "
+            "intact; its certificate's trust not judged") in out
+    assert "followed only by later signatures or validation data" in out  # the contract's B-LT signature
 
 
 def test_an_embedded_file_too_big_to_load_is_named_not_read(contract, settings, caplog, monkeypatch):
@@ -158,13 +174,17 @@ def test_a_question_finds_the_annex_cited_as_its_own_page(contract, settings, we
     assert "84 Euro je Palette" in hit["text"] and hit["lang"] == "de"
     assert hit["source"].endswith("contract.pdf › Anlage_1_Preisblatt.pdf") and hit["attachment"] == "Anlage_1_Preisblatt.pdf"
     assert hit["page"] == 1
-    # the contract's own facts travel with its annex's chunks; validation data appended is no change
+    # the contract's own facts travel with its annex's chunks, and the annex's own signature with
+    # them; validation data appended is no change
     assert hit["title"] == "Service Agreement ACME – Borealis" and hit["changed_after_signing"] is False
-    assert [(s["signer"], s["intact"], s["after"]) for s in hit["signatures"]] == [
-        ("Erika Mustermann", True, "signing")]
-    # a search of what one person signed finds it; of another's, nothing
+    assert [(s["signer"], s["intact"], s["after"], s["file"]) for s in hit["signatures"]] == [
+        ("Erika Mustermann", True, "signing", ""), ("Juan Pérez", True, "nothing", "Anlage_1_Preisblatt.pdf")]
+    # a search of what one person signed finds it; the annex's signer signed the annex only
     question = "Was kostet eine Palette von Hamburg nach München?"
-    signed = search(question, settings, scope=Scope(signed_by="mustermann"))
-    assert signed.answered and signed.groups[0].shown.uuid == search(question, settings).groups[0].shown.uuid
-    others = search(question, settings, scope=Scope(signed_by="Juan Pérez"))
+    for signer in ("mustermann", "Juan Pérez"):
+        signed = search(question, settings, scope=Scope(signed_by=signer))
+        assert signed.answered and signed.groups[0].shown.uuid == search(question, settings).groups[0].shown.uuid
+    contract_only = search("How much notice ends the agreement?", settings).as_dict()["hits"][0]
+    assert not contract_only["attachment"] and [s["signer"] for s in contract_only["signatures"]] == ["Erika Mustermann"]
+    others = search(question, settings, scope=Scope(signed_by="Max Muster"))
     assert not others.answered and others.groups == []

@@ -26,7 +26,7 @@ from pipeline.cli.errors import run_reporting_errors
 from pipeline.config import get_settings
 
 # how `rosetta extract` tells what a file gained after a signature (Signature.after)
-AFTER_SIGNATURE = {"nothing": "", "signing": ", then later signatures or validation data only",
+AFTER_SIGNATURE = {"nothing": "", "signing": ", followed only by later signatures or validation data",
                    "changes": ", the file changed after it"}
 
 # Third-party deprecations printed on every run, none of them ours to fix: authlib (pulled in by
@@ -106,14 +106,15 @@ def cmd_extract(args: argparse.Namespace) -> int:
         print(json.dumps(result, ensure_ascii=False, indent=1))
     else:
         print(f"{args.file}: {len(pages)} page(s), language {doc_lang} ({doc_conf:.2f})")
-        info = extracted.info
-        for label, value in (("title", info.title), ("author", info.author)):
-            if value:
-                print(f"  {label}: {value}")
-        for s in info.signatures:
-            check = {True: "intact", False: "does NOT match the signed bytes", None: "not checked"}[s.intact]
-            print(f"  signed by {s.signer or '(signer unread)'} at {s.signed_at or '(no time)'} ({s.kind}): {check}"
-                  f"{AFTER_SIGNATURE[s.after]}; its certificate's trust not judged")
+        for name, info in [("", extracted.info), *extracted.info.embedded.items()]:
+            where = f"  {name}: " if name else "  "  # an embedded PDF's own title and signatures, by its name
+            for label, value in (("title", info.title), ("author", info.author)):
+                if value:
+                    print(f"{where}{label}: {value}")
+            for s in info.signatures:
+                check = {True: "intact", False: "does NOT match the signed bytes", None: "not checked"}[s.intact]
+                print(f"{where}signed by {s.signer or '(signer unread)'} at {s.signed_at or '(no time)'} ({s.kind}): "
+                      f"{check}{AFTER_SIGNATURE[s.after]}; its certificate's trust not judged")
         for p in pages:
             part = f" ({p['attachment']})" if p["attachment"] else ""
             print(f"  page {p['page_no']}{part}: {p['method']} {p['direction']} {p['engine']} {len(p['blocks'])} block(s) "

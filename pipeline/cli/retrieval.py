@@ -38,8 +38,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         title = f" \"{hit['title']}\"" if hit["title"] else ""
         print(f"  {i}. {hit['score']:.3f} [{hit['lang']}] {hit['source']}{title} p.{hit['page']}: {snippet}")
         if hit["signatures"]:
-            signers = ", ".join((s["signer"] or "(signer unread)") + (" (does NOT match the signed bytes)"
-                                                                       if s["intact"] is False else "")
+            signers = ", ".join((s["signer"] or "(signer unread)") + (f" ({s['file']})" if s.get("file") else "")
+                                + (" (does NOT match the signed bytes)" if s["intact"] is False else "")
                                 for s in hit["signatures"])
             changed = ", changed after it was signed" if hit["changed_after_signing"] else ""
             print(f"       signed by {signers}{changed}")

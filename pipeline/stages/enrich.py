@@ -16,6 +16,7 @@ from pipeline.contracts import (
     ChunkedDocument,
     CleanedDocument,
     DocRef,
+    DocumentInfo,
     EmbeddedDocument,
     StageResult,
 )
@@ -25,18 +26,27 @@ from pipeline.text.regulations import find_regulations, regulation_facts
 from pipeline.workspace import Workspace
 
 
+def file_facts(info: DocumentInfo, attachment: str | None) -> dict[str, Any]:
+    """What a chunk carries of the files it is in: its document's title and author, and the
+    signatures of its document and of each embedded file it sits in ("a.pdf", then
+    "a.pdf / b.pdf"), each named by its file ("" for the document's own)."""
+    parts = attachment.split(" / ") if attachment else []
+    files = [""] + [" / ".join(parts[:depth]) for depth in range(1, len(parts) + 1)]
+    signatures = [(name, s) for name in files
+                  for s in (info.signatures if not name else info.embedded.get(name, DocumentInfo()).signatures)]
+    return {
+        "title": info.title, "author": info.author, "signed_by": [s.signer for _, s in signatures],
+        "signatures": json.dumps([{"file": name, **s.model_dump()} for name, s in signatures], ensure_ascii=False),
+        # an edit after any signature: what the file shows is not all that its signers signed
+        "changed_after_signing": any(s.after == "changes" for _, s in signatures) if signatures else None,
+    }
+
+
 def build_objects(cleaned: CleanedDocument, chunked: ChunkedDocument, embedded: EmbeddedDocument,
                   batch_id: str) -> list[dict[str, Any]]:
     """Weaviate objects (uuid + properties) for one document, in chunk order."""
     objects = []
     version = pipeline_version()
-    signatures = cleaned.info.signatures
-    file_facts = {
-        "title": cleaned.info.title, "author": cleaned.info.author, "signed_by": [s.signer for s in signatures],
-        "signatures": json.dumps([s.model_dump() for s in signatures], ensure_ascii=False),
-        # an edit after any signature: what the file shows is not all that its signers signed
-        "changed_after_signing": any(s.after == "changes" for s in signatures) if signatures else None,
-    }
     for index, chunk in enumerate(chunked.chunks):
         reg_ids = find_regulations(chunk.text)
         properties = {
@@ -55,7 +65,8 @@ def build_objects(cleaned: CleanedDocument, chunked: ChunkedDocument, embedded: 
             "extraction_method": "+".join(cleaned.extraction_methods), "extraction_engines": cleaned.engines,
             "embedder": embedded.embedder,
             "alignment_version": embedded.alignment_versions.get(chunk.lang, embedded.alignment_version),
-            "anchor_set_version": embedded.anchor_set_version or "none", "batch_id": batch_id, **file_facts,
+            "anchor_set_version": embedded.anchor_set_version or "none", "batch_id": batch_id,
+            **file_facts(cleaned.info, chunk.attachment),
         }
         objects.append({"uuid": chunk_uuid(properties), "properties": properties})
     return objects

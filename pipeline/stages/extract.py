@@ -56,20 +56,23 @@ def _file_pages(path: Path, settings: Settings, first_page_no: int, depth: int,
     pages, embedded, info = _pdf_pages(path, settings, first_page_no, max_pages)
     if embedded:
         embedded = attachments.distinct(embedded, sha256_file(path))
-    return pages + _attachment_pages(path, embedded, settings, first_page_no + len(pages), depth,
-                                     max_pages - len(pages)), info
+    attached, infos = _attachment_pages(path, embedded, settings, first_page_no + len(pages), depth,
+                                        max_pages - len(pages))
+    return pages + attached, info.model_copy(update={"embedded": infos})
 
 
 def _attachment_pages(path: Path, embedded: list[attachments.EmbeddedFile], settings: Settings, first_page_no: int,
-                      depth: int, max_pages: int) -> list[Page]:
-    """The pages of the PDFs and scans embedded in ``path``, each marked with its file's name. An
+                      depth: int, max_pages: int) -> tuple[list[Page], dict[str, DocumentInfo]]:
+    """The pages of the PDFs and scans embedded in ``path``, each marked with its file's name,
+    and what each embedded PDF says of itself (its title, its own signatures), by that name. An
     embedded file that cannot be read (another format, encrypted, broken, past the page limit)
     is named in the log and left out; the document goes on."""
     if embedded and depth >= attachments.MAX_DEPTH:
         log.warning("%s: %d embedded file(s) not read: files attached %d levels deep are not read",
                     path.name, len(embedded), depth + 1)
-        return []
+        return [], {}
     pages: list[Page] = []
+    infos: dict[str, DocumentInfo] = {}
     with tempfile.TemporaryDirectory(prefix="rosetta-attachment-") as folder:
         for number, file in enumerate(embedded, start=1):
             if file.data is None:
@@ -79,7 +82,7 @@ def _attachment_pages(path: Path, embedded: list[attachments.EmbeddedFile], sett
             copy = Path(folder) / f"{number}-{file.file_name}"
             copy.write_bytes(file.data)
             try:
-                part, _ = _file_pages(copy, settings, first_page_no + len(pages), depth + 1, max_pages - len(pages))
+                part, info = _file_pages(copy, settings, first_page_no + len(pages), depth + 1, max_pages - len(pages))
             except DocumentError as exc:
                 log.warning("%s: embedded file %s not read (%s): %s", path.name, file.name, exc.reason,
                             exc.detail.replace(copy.name, file.name))
@@ -88,7 +91,10 @@ def _attachment_pages(path: Path, embedded: list[attachments.EmbeddedFile], sett
             for page in part:
                 page.attachment = file.name if page.attachment is None else f"{file.name} / {page.attachment}"
             pages += part
-    return pages
+            infos |= {f"{file.name} / {name}": inner for name, inner in info.embedded.items()}
+            if info.model_copy(update={"embedded": {}}) != DocumentInfo():
+                infos[file.name] = info.model_copy(update={"embedded": {}})
+    return pages, infos
 
 
 def _pdf_pages(path: Path, settings: Settings, first_page_no: int,
