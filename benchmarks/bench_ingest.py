@@ -7,14 +7,16 @@ maint-guide excerpts (en, de, es, ja, zh; 40 pages), or with ``--full-guides`` t
 complete guides from their pinned packages (scripts/fetch_doc_packages.py; 333 pages). As
 in the issue's measure (a refresh of an existing data root), each run's data root is first
 warmed up by ingesting one small other PDF (the Airflow DB, the MLflow store and Weaviate's
-files then exist; not timed). The baseline is the commit given by ``--base``, exported
+files then exist; not timed). With ``--again`` the timed run is a second ingestion of the
+same files with ``--force`` (a refresh after an upgrade: every document read and embedded
+again, what the embedding cache serves). The baseline is the commit given by ``--base``, exported
 with ``git archive`` (no worktree) and run the same way. Runs alternate (baseline first,
 then this tree, repeated) to spread the machine's noise; printed: wall seconds and
 born-digital pages/s per run, the medians and their ratio, and per task (stage) the median
 wall seconds summed over its mapped instances, read from each run's Airflow DB. Times are
 printed, never asserted.
 
-    .venv/bin/python benchmarks/bench_ingest.py --base 5c51cc5 --repeats 2 [--full-guides]
+    .venv/bin/python benchmarks/bench_ingest.py --base 5c51cc5 --repeats 2 [--full-guides] [--again]
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ def task_seconds(airflow_db: Path, output: str) -> dict[str, float]:
     return {task: round(seconds or 0.0, 2) for task, seconds in rows}
 
 
-def ingest(tree: Path, corpus: Path, scratch: Path) -> tuple[float, dict[str, float]]:
+def ingest(tree: Path, corpus: Path, scratch: Path, again: bool = False) -> tuple[float, dict[str, float]]:
     data = scratch / "data"
     source = copy_guides(corpus, scratch / "source")
     env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'plugins'}", "ROSETTA_HOME": str(tree),
@@ -102,7 +104,7 @@ def ingest(tree: Path, corpus: Path, scratch: Path) -> tuple[float, dict[str, fl
            "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(scratch / "airflow-logs"), "MLFLOW_DISABLE_TELEMETRY": "true"}
     (scratch / "warm-up").mkdir()
     warm_up = shutil.copy(WARM_UP, scratch / "warm-up" / WARM_UP.name)
-    for paths in ([warm_up], [source]):
+    for paths in ([warm_up], [source], *([["--force", source]] if again else [])):
         started = time.monotonic()
         done = subprocess.run([sys.executable, "-m", "pipeline.cli.main", "ingest", *map(str, paths)], cwd=tree,
                               env=env, capture_output=True, text=True, check=False)  # a failure is shown below
@@ -121,6 +123,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--corpus", type=Path, default=ROOT / "samples" / "corpus")
     parser.add_argument("--full-guides", action="store_true", help="the complete guides (333 pages)")
+    parser.add_argument("--again", action="store_true", help="time a second, forced ingestion of the same files")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
         if args.full_guides:
@@ -131,7 +134,8 @@ def main() -> int:
         tasks: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
         for repeat in range(args.repeats):
             for name, tree in trees.items():
-                s, per_task = ingest(tree, args.corpus, Path(tmp) / f"{name.replace(' ', '-')}-{repeat}")
+                scratch = Path(tmp) / f"{name.replace(' ', '-')}-{repeat}"
+                s, per_task = ingest(tree, args.corpus, scratch, args.again)
                 seconds[name].append(s)
                 tasks[name].append(per_task)
                 print(f"repeat {repeat} {name}: {s:.1f} s, {total / s:.2f} pages/s; task seconds {per_task}", flush=True)

@@ -92,6 +92,7 @@ class ChunkingConfig(_Section):
 class EmbeddingConfig(_Section):
     model: str
     batch_size: int
+    cache_mb: int  # passage vectors kept by text (pipeline/embedding/cache.py); 0: none
 
 
 class NoAnswerConfig(_Section):
@@ -293,6 +294,10 @@ class Settings(_Section):
     @property
     def document_registry_path(self) -> Path:
         return self.data_root / "registry.sqlite"
+
+    @property
+    def embedding_cache_path(self) -> Path:
+        return self.data_root / "embedding-cache"
 
     @property
     def mlflow_tracking_uri(self) -> str:

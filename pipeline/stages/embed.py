@@ -6,12 +6,17 @@ applied later without re-extracting or re-embedding.
 
 from __future__ import annotations
 
+import logging
+
 from pipeline.alignment.maps import AlignmentMap, load_production_map
 from pipeline.config import Settings
 from pipeline.contracts import ChunkedDocument, DocRef, EmbeddedDocument, StageResult
+from pipeline.embedding.cache import VectorCache
 from pipeline.embedding.embedders import embedder_id, get_embedder
 from pipeline.stages import CHUNK, EMBED
 from pipeline.workspace import Workspace
+
+log = logging.getLogger(__name__)
 
 
 _maps: dict[tuple[str, str, str], AlignmentMap] = {}  # (MLflow store, batch, lang): this process's batch
@@ -41,7 +46,11 @@ def run(ref: DocRef, settings: Settings) -> StageResult:
     ws = Workspace(settings, ref.batch_id)
     chunked = ws.read_model(ws.path(CHUNK, ref.doc_id), ChunkedDocument)
     embedder = get_embedder(settings.embedding.model, settings.embedding.batch_size)
-    raw = embedder.encode([c.text for c in chunked.chunks])
+    # a chunk whose text was embedded before (reprocessed, a clause repeated) is not encoded again
+    cache = VectorCache(settings.embedding_cache_path, embedder, settings.embedding.cache_mb)
+    raw = cache.encode([c.text for c in chunked.chunks])
+    log.info("%s: %d chunk(s) embedded, %d of them found in the embedding cache", ref.doc_id, len(chunked.chunks),
+             cache.hits)
     # each chunk is aligned with its own language's map (a mixed document has several)
     maps = {lang: batch_map(settings, ref.batch_id, lang) for lang in {chunked.lang, *(c.lang for c in chunked.chunks)}}
     aligned = raw.copy()
