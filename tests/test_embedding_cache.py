@@ -9,7 +9,7 @@ import logging
 import numpy as np
 
 from pipeline.contracts import Chunk, ChunkedDocument, DocRef, EmbeddedDocument
-from pipeline.embedding.cache import VectorCache
+from pipeline.embedding.cache import VectorCache, trim
 from pipeline.embedding.embedders import get_embedder
 from pipeline.stages import CHUNK, EMBED, embed
 from pipeline.workspace import Workspace
@@ -29,27 +29,32 @@ class Counting:
 
 def test_known_texts_are_taken_from_the_cache_and_each_new_one_encoded_once(tmp_path):
     embedder = Counting()
-    first = VectorCache(tmp_path, embedder, max_mb=1).encode(["a clause", "b clause", "a clause"])
+    first = VectorCache(tmp_path, embedder).encode(["a clause", "b clause", "a clause"])
     assert embedder.encoded == ["a clause", "b clause"]  # the repeated clause once
     np.testing.assert_array_equal(first, embedder.encode(["a clause", "b clause", "a clause"]))
 
     embedder.encoded.clear()
-    cache = VectorCache(tmp_path, embedder, max_mb=1)  # another worker process, the same file
+    cache = VectorCache(tmp_path, embedder)  # another worker process, the same folder
     again = cache.encode(["b clause", "banana clause"])
     assert embedder.encoded == ["banana clause"] and cache.hits == 1
     np.testing.assert_array_equal(again[0], first[1])
 
 
-def test_the_cache_keeps_the_most_recently_used_within_its_bound(tmp_path):
+def test_trimming_keeps_the_most_recently_used_within_the_bound(tmp_path):
+    import os
+
     embedder = Counting()
-    cache = VectorCache(tmp_path, embedder, max_mb=1)
-    cache.max_rows = 10
+    cache = VectorCache(tmp_path, embedder)
     cache.encode([f"clause {i}" for i in range(10)])
-    cache.encode(["clause 0"])  # used again: the others are older
-    cache.encode(["clause 10"])  # one past the bound: the oldest tenth (one row) goes
+    for age, path in enumerate(sorted(cache.root.rglob("*.f32"))):  # written within the same second
+        os.utime(path, (1_000_000 + age, 1_000_000 + age))
+    cache.encode(["clause 0"])  # used again: now the newest
+    size = next(cache.root.rglob("*.f32")).stat().st_size
+    assert trim(tmp_path, 10 * size / 2**20) == 0
+    assert trim(tmp_path, 9 * size / 2**20) == 2  # down to nine tenths of the bound: eight kept
     embedder.encoded.clear()
-    cache.encode(["clause 0", "clause 10", "clause 1"])
-    assert embedder.encoded == ["clause 1"]
+    cache.encode([f"clause {i}" for i in range(10)])
+    assert "clause 0" not in embedder.encoded and len(embedder.encoded) == 2
 
 
 def test_a_cache_that_cannot_be_opened_is_skipped_with_a_warning(tmp_path, caplog):
@@ -57,10 +62,11 @@ def test_a_cache_that_cannot_be_opened_is_skipped_with_a_warning(tmp_path, caplo
     blocked.write_text("a file where the cache's folder would be")
     embedder = Counting()
     with caplog.at_level(logging.WARNING):
-        vectors = VectorCache(blocked, embedder, max_mb=1).encode(["a clause"])
+        vectors = VectorCache(blocked, embedder).encode(["a clause"])
     assert vectors.shape == (1, 3) and embedder.encoded == ["a clause"]
-    assert "embedding cache" in caplog.text and "every passage is encoded" in caplog.text
-    assert VectorCache(tmp_path, embedder, max_mb=0).encode(["a"]).shape == (1, 3)  # 0: off
+    assert "embedding cache" in caplog.text and "not written" in caplog.text
+    off = VectorCache(tmp_path / "off", embedder, enabled=False)
+    assert off.encode(["a"]).shape == (1, 3) and not (tmp_path / "off").exists()
 
 
 def test_the_embed_stage_reuses_the_vectors_of_chunks_embedded_before(settings, caplog):

@@ -47,7 +47,7 @@ def run(ref: DocRef, settings: Settings) -> StageResult:
     chunked = ws.read_model(ws.path(CHUNK, ref.doc_id), ChunkedDocument)
     embedder = get_embedder(settings.embedding.model, settings.embedding.batch_size)
     # a chunk whose text was embedded before (reprocessed, a clause repeated) is not encoded again
-    cache = VectorCache(settings.embedding_cache_path, embedder, settings.embedding.cache_mb)
+    cache = VectorCache(settings.embedding_cache_path, embedder, enabled=settings.embedding.cache_mb > 0)
     raw = cache.encode([c.text for c in chunked.chunks])
     log.info("%s: %d chunk(s) embedded, %d of them found in the embedding cache", ref.doc_id, len(chunked.chunks),
              cache.hits)
