@@ -101,7 +101,7 @@ def test_after_forget_nothing_under_the_data_root_holds_its_text(ingested, setti
     # the document by id and source sha256 prefix (pipeline/retrieval/pairing.py)
     key = f"{ingested['target']}@{DocumentRegistry(settings.document_registry_path).get(ingested['target']).sha256[:16]}"
     assert key in paired_keys(weaviate_server, settings, other_than=ingested["target"])
-    assert list(settings.embedding_cache_path.glob("*.sqlite"))  # its chunks' vectors, by their text's hash
+    assert list(settings.embedding_cache_path.rglob("*.f32"))  # its chunks' vectors, by their text's hash
     out = cli("forget", ingested["target"], "--reason", "data-subject erasure request #42", "--json")
     report = json.loads(out)
     assert sum(report["weaviate"]["objects_deleted"].values()) == chunks

@@ -172,7 +172,7 @@ def forget(settings: Settings, target: str, reason: str) -> dict[str, Any]:
                   workspaces["batch_files_rewritten"])
     runs = tracking.relog_batch_artifacts(settings, workspaces["batches"])
     log_lines = erase_from_logs(settings, row, paths)
-    cached = sum(1 for f in settings.embedding_cache_path.glob("*") if f.is_file())
+    cached = sum(1 for f in settings.embedding_cache_path.rglob("*") if f.is_file())
     shutil.rmtree(settings.embedding_cache_path, ignore_errors=True)
     progress.info("  embedding cache: %d file(s) deleted", cached)
     anchors = anchor_sets_using(settings, row.doc_id)
