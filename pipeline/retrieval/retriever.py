@@ -165,7 +165,7 @@ class Retriever:
         found: dict[str, Candidate] = {}
 
         def in_scope(obj) -> bool:
-            return scope.doc_ids is None or obj.properties.get("doc_id") in scope.doc_ids
+            return scope.holds(obj.properties)
 
         def add_nearest(filters, limit: int) -> None:
             """The nearest chunks under ``filters`` (and the scope and ``leave_out``), each ranked

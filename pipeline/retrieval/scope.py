@@ -5,15 +5,17 @@ A compliance team asks of one folder of contracts, of one regulation, or of what
 signed. Paths are matched against the document registry, every path a document is known by
 (a copy's too), so a file, a folder and a glob pattern all work and a match is exact; a
 pattern is read relative to the source folder (as search shows a hit's file) and relative to
-the working directory. Signers are Weaviate's filter on the chunks' ``signed_by``: every word
-of the name, in any case, among the names of its file's signers (docs/retrieval.md,
-"Searching some documents").
+the working directory. Signers: every word of the name, in any case, in one of the names of
+the chunk's signers; Weaviate's filter on ``signed_by`` finds the words among all its signers'
+names ("Erika Pérez" took a file Erika Mustermann and Juan Pérez signed), so candidates are
+held to one name each (docs/retrieval.md, "Searching some documents").
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,10 +32,22 @@ class Scope:
 
 @dataclass(frozen=True)
 class ScopeFilter:
-    """A resolved scope: the Weaviate filter every leg of a search takes, and the documents it
-    may return (None: any), which candidates are held to exactly."""
+    """A resolved scope: the Weaviate filter every leg of a search takes, and what candidates
+    are held to exactly: the documents (None: any) and a signer's name's words."""
     where: Filter | None
     doc_ids: frozenset[str] | None
+    signer_words: frozenset[str] = frozenset()
+
+    def holds(self, properties: dict) -> bool:
+        if self.doc_ids is not None and properties.get("doc_id") not in self.doc_ids:
+            return False
+        return not self.signer_words or any(self.signer_words <= words(name)
+                                            for name in properties.get("signed_by") or [])
+
+
+def words(text: str) -> frozenset[str]:
+    """A name's words as Weaviate's word tokenizer cuts them: letters and digits, any case."""
+    return frozenset(re.findall(r"[^\W_]+", text.casefold()))
 
 
 def _forms(pattern: str, settings: Settings) -> list[str]:
@@ -74,4 +88,4 @@ def resolve(scope: Scope | None, settings: Settings) -> ScopeFilter:
         parts.append(Filter.by_property("doc_id").contains_any(sorted(doc_ids)))
     if scope.signed_by.strip():
         parts.append(Filter.by_property("signed_by").contains_any([scope.signed_by.strip()]))
-    return ScopeFilter(Filter.all_of(parts) if len(parts) > 1 else parts[0], doc_ids)
+    return ScopeFilter(Filter.all_of(parts) if len(parts) > 1 else parts[0], doc_ids, words(scope.signed_by))
