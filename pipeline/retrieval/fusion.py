@@ -48,9 +48,10 @@ def key_doc_id(key: str) -> str:
 
 
 # What ranking, grouping, the no-answer features, a search's scope (signed_by),
-# `SearchResult.as_dict` and `rosetta eval` read of a candidate; a search fetches only these for its hundred-odd candidates (parsing every
-# stored property cost more than ranking them, docs/benchmarks.md, "Search latency on the sample
-# corpus") and every property for the chunks it shows (`Retriever.complete`)
+# `SearchResult.as_dict` and `rosetta eval` read of a candidate; a search fetches only these
+# for its hundred-odd candidates (parsing every stored property cost more than ranking them,
+# docs/benchmarks.md, "Search latency on the sample corpus") and every property for the
+# chunks it shows (`Retriever.complete`)
 CANDIDATE_PROPERTIES = ["text", "lang", "doc_id", "source_sha256", "source_path", "paired_documents",
                         "translated_within", "chunk_id", "chunk_index", "page_start", "attachment", "attachment_page",
                         "heading_path", "clause_id", "clause_number", "clause_numbers", "title", "signatures",
