@@ -194,8 +194,8 @@ def register(subparsers) -> None:
     p.add_argument("--in", dest="within", action="append", metavar="PATH",
                    help="only documents at this file, folder or pattern (relative to the source folder or "
                         "the working directory; repeat for more)")
-    p.add_argument("--signed-by", metavar="NAME", help="only documents signed by someone of this name (any of "
-                                                       "its words' case)")
+    p.add_argument("--signed-by", metavar="NAME", help="only documents (or embedded files) one of whose signers' "
+                                                       "names holds these words, in any case")
     p.add_argument("--limit", type=int, default=5)
     p.add_argument("--mode", choices=["hybrid", "vector"], default="hybrid", help="vector: the vector leg alone")
     p.add_argument("--json", action="store_true")

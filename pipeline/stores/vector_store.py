@@ -64,9 +64,9 @@ PROPERTIES: list[tuple[str, DataType]] = [
     # whether its document's sections in two languages translate each other (a leaflet, a
     # bilingual contract); absent on chunks loaded before
     ("translated_within", DataType.BOOL),
-    # what its file says about itself (pipeline/extraction/metadata.py): title, author, each
-    # signature's signer as the signature states it (not verified), all signatures as JSON,
-    # and whether the file changed after the last one (absent on an unsigned file)
+    # what its file says about itself (pipeline/stages/enrich.file_facts): title, author, the
+    # signers of its file and of the embedded file it is in as they state it (not verified),
+    # those signatures as JSON, and whether it changed after any of them (absent if unsigned)
     ("title", DataType.TEXT), ("author", DataType.TEXT),
     ("signed_by", DataType.TEXT_ARRAY),
     ("signatures", DataType.TEXT),
