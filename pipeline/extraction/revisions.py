@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+from functools import cached_property
 from typing import Any
 
 from pipeline.contracts import SignatureAfter
@@ -176,9 +177,11 @@ class _Revisions:
         """Whether every reference to ``objid`` in the signed revision passes ``allowed(holder, key)``."""
         return all(allowed(holder, key) for holder, key in self.referrers.get(objid, ()))
 
+    @cached_property
     def signature_nodes(self) -> set[int]:
         """The signature fields of either revision and their widgets (a field's /Kids: a
-        widget need not name its /Parent), as object numbers."""
+        widget need not name its /Parent), as object numbers; read once, for every changed
+        object asks."""
         from pdfminer.pdftypes import PDFObjRef
 
         found: set[int] = set()
@@ -237,7 +240,7 @@ def _object_signing_only(objid: int, old: Any, new: Any, revisions: _Revisions) 
     for key in ("DSS", "Extensions"):  # validation data; the extension levels a later signature declares
         if objid in revisions.under(key):
             return revisions.apart(key)
-    signatures = revisions.signature_nodes()
+    signatures = revisions.signature_nodes
     if objid in signatures:  # a signature field filled, or its widget drawn: a value once given stays
         return isinstance(new, dict) and not (isinstance(old, dict) and "V" in old
                                               and _plain(old["V"]) != _plain(new.get("V")))
@@ -269,7 +272,7 @@ def _only_signing(old_doc, new_doc, end: int) -> bool:
             and _same_but(_resolve(old_trailer.get("Info")) or {}, _resolve(new_trailer.get("Info")) or {},
                           INFO_SIGNING_KEYS)
             and (_plain(old_form) == _plain(new_form)
-                 or _form_signing_only(old_form, new_form, revisions.signature_nodes()))):
+                 or _form_signing_only(old_form, new_form, revisions.signature_nodes))):
         return False
     # read above as wholes: the catalog, the information dictionary and the XMP metadata
     read = {getattr(t.get(key), "objid", None) for t in (old_trailer, new_trailer) for key in ("Root", "Info")}
