@@ -73,8 +73,9 @@ def _certificate(name: str, rsa_key: bool = False):
 
 
 def sign_pdf(path: Path, signer: str, reason: str, signed_at: str, title: str = "", author: str = "",
-             sub_filter: str = "adbe.pkcs7.detached") -> Path:
-    """Sign ``path`` in place (``signed_at`` as a PDF date, "D:20261203101500+01'00'")."""
+             sub_filter: str = "adbe.pkcs7.detached", rsa_pss: bool = False) -> Path:
+    """Sign ``path`` in place (``signed_at`` as a PDF date, "D:20261203101500+01'00'");
+    ``rsa_pss``: an RSA key signing with RSASSA-PSS (as some qualified signature cards do)."""
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.serialization import pkcs7
 
@@ -86,7 +87,7 @@ def sign_pdf(path: Path, signer: str, reason: str, signed_at: str, title: str = 
     fields = form.group(1) + b" " if form else b""
     catalog = catalog.replace(form.group(0), b"") if form else catalog
     legacy = sub_filter == "adbe.x509.rsa_sha1"  # the certificate in /Cert, a bare RSA value in /Contents
-    certificate, key = _certificate(signer, rsa_key=legacy)
+    certificate, key = _certificate(signer, rsa_key=legacy or rsa_pss)
     cert = b"/Cert <" + certificate.public_bytes(serialization.Encoding.DER).hex().encode() + b">" if legacy else b""
     objects = {
         signature: b"<</Type/Sig/Filter/Adobe.PPKLite/SubFilter/" + sub_filter.encode() + b" " + BYTE_RANGE
@@ -113,7 +114,11 @@ def sign_pdf(path: Path, signer: str, reason: str, signed_at: str, title: str = 
         cms = builder.add_signer(certificate, key, hashes.SHA256()).sign(serialization.Encoding.DER,
                                                                         [pkcs7.PKCS7Options.Binary])
     else:
-        cms = (pkcs7.PKCS7SignatureBuilder().set_data(signed).add_signer(certificate, key, hashes.SHA256())
+        from cryptography.hazmat.primitives.asymmetric import padding
+
+        pss = padding.PSS(padding.MGF1(hashes.SHA256()), padding.PSS.DIGEST_LENGTH) if rsa_pss else None
+        cms = (pkcs7.PKCS7SignatureBuilder().set_data(signed).add_signer(certificate, key, hashes.SHA256(),
+                                                                        rsa_padding=pss)
                .sign(serialization.Encoding.DER, [pkcs7.PKCS7Options.DetachedSignature, pkcs7.PKCS7Options.Binary]))
     digits = cms.hex().upper().encode()
     path.write_bytes(pdf[:hole + 1] + digits.ljust(2 * CONTENTS_SIZE, b"0") + pdf[end - 1:])

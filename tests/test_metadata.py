@@ -60,12 +60,15 @@ def test_a_signed_pdf_names_its_signer_time_reason_and_title(settings, tmp_path)
     assert info.signatures[0].intact
 
 
-@pytest.mark.parametrize("sub_filter", ["adbe.pkcs7.detached", "adbe.pkcs7.sha1", "adbe.x509.rsa_sha1"])
-def test_a_pdf_edited_inside_its_signed_bytes_is_no_longer_intact(settings, tmp_path, sub_filter):
+@pytest.mark.parametrize("sub_filter, rsa_pss", [("adbe.pkcs7.detached", False), ("adbe.pkcs7.detached", True),
+                                                  ("adbe.pkcs7.sha1", False), ("adbe.x509.rsa_sha1", False)])
+def test_a_pdf_edited_inside_its_signed_bytes_is_no_longer_intact(settings, tmp_path, sub_filter, rsa_pss):
     """As older Acrobat signed too: adbe.pkcs7.sha1 signs the file's SHA-1 digest, which it
-    holds inside; adbe.x509.rsa_sha1 is a bare RSA value, its certificate in /Cert."""
+    holds inside; adbe.x509.rsa_sha1 is a bare RSA value, its certificate in /Cert. And an RSA
+    key signing with RSASSA-PSS, its hash and salt in the algorithm's parameters (it had been
+    left unchecked: intact None)."""
     path = sign_pdf(text_pdf(AGREEMENT, tmp_path / "nda.pdf"), "Erika Mustermann", "Einverstanden",
-                    "D:20261203101500+01'00'", author="Rechtsabteilung", sub_filter=sub_filter)
+                    "D:20261203101500+01'00'", author="Rechtsabteilung", sub_filter=sub_filter, rsa_pss=rsa_pss)
     assert extract.extract_file(path, settings).info.signatures[0].intact
     data = path.read_bytes()
     author = "Rechtsabteilung".encode("utf-16-be").hex().upper().encode()

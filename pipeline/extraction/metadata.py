@@ -75,7 +75,7 @@ def _children(data: bytes, start: int, end: int) -> list[tuple[int, int, int, in
 
 
 OID_MESSAGE_DIGEST = "1.2.840.113549.1.9.4"
-OID_RSASSA_PSS = "1.2.840.113549.1.1.10"  # its parameters name the hash and salt: not checked here
+OID_RSASSA_PSS = "1.2.840.113549.1.1.10"  # its parameters name the hash, the mask's hash and the salt
 DIGESTS = {"1.3.14.3.2.26": "sha1", "2.16.840.1.101.3.4.2.4": "sha224", "2.16.840.1.101.3.4.2.1": "sha256",
            "2.16.840.1.101.3.4.2.2": "sha384", "2.16.840.1.101.3.4.2.3": "sha512",
            "2.16.840.1.101.3.4.2.8": "sha3_256", "2.16.840.1.101.3.4.2.9": "sha3_384",
@@ -103,6 +103,25 @@ class _SignerInfo:
     # the content signed inside the signature, where it is not the file's bytes: a timestamp
     # token's TSTInfo, adbe.pkcs7.sha1's SHA-1 digest of the file; None for a detached signature
     content: bytes | None
+    # RSASSA-PSS's parameters (hash, mask generation's hash, salt length); None for another algorithm
+    pss: tuple[str, str, int] | None = None
+
+
+def _pss_parameters(data: bytes, identifier: tuple[int, int, int, int]) -> tuple[str, str, int]:
+    """RSASSA-PSS-params (RFC 4055): [0] hashAlgorithm, [1] maskGenAlgorithm (MGF1 and its
+    hash), [2] saltLength; each left out means its default: SHA-1, MGF1 with SHA-1, 20."""
+    digest, mask, salt = "sha1", "sha1", 20
+    parts = _children(data, identifier[2], identifier[3])
+    for tag, _, value, end in _children(data, parts[1][2], parts[1][3]) if len(parts) > 1 else []:
+        inner = _children(data, value, end)[0]
+        if tag == 0xA0:
+            digest = DIGESTS.get(_oid(data[slice(*_children(data, inner[2], inner[3])[0][2:])]), "")
+        elif tag == 0xA1:  # MGF1's own parameter: the hash's AlgorithmIdentifier
+            mgf_hash = _children(data, inner[2], inner[3])[1]
+            mask = DIGESTS.get(_oid(data[slice(*_children(data, mgf_hash[2], mgf_hash[3])[0][2:])]), "")
+        elif tag == 0xA2:
+            salt = int.from_bytes(data[inner[2]:inner[3]], "big")
+    return digest, mask, salt
 
 
 def _signer_info(contents: bytes) -> _SignerInfo:
@@ -158,8 +177,9 @@ def _signer_info(contents: bytes) -> _SignerInfo:
         oid = _children(contents, identifier[2], identifier[3])[0]
         return _oid(contents[oid[2]:oid[3]])
 
+    pss = _pss_parameters(contents, algorithm) if algorithm_oid(algorithm) == OID_RSASSA_PSS else None
     return _SignerInfo(certificate, DIGESTS.get(algorithm_oid(digest_algorithm), ""), attributes, message_digest,
-                       algorithm_oid(algorithm), contents[signature[2]:signature[3]], content)
+                       algorithm_oid(algorithm), contents[signature[2]:signature[3]], content, pss)
 
 
 def _digest(name: str, data: bytes) -> bytes:
@@ -208,6 +228,12 @@ def intact(info: _SignerInfo, signed: bytes, kind: str = "") -> bool | None:
         key = info.certificate.public_key()
         if isinstance(key, (ed25519.Ed25519PublicKey, ed448.Ed448PublicKey)):
             key.verify(info.signature, message)
+        elif isinstance(key, rsa.RSAPublicKey) and info.pss is not None:
+            digest_name, mask_name, salt = info.pss
+            digest, mask = getattr(hashes, digest_name.upper(), None), getattr(hashes, mask_name.upper(), None)
+            if digest is None or mask is None:
+                return None
+            key.verify(info.signature, message, padding.PSS(padding.MGF1(mask()), salt), digest())
         elif isinstance(key, rsa.RSAPublicKey) and algorithm and info.signature_algorithm != OID_RSASSA_PSS:
             key.verify(info.signature, message, padding.PKCS1v15(), algorithm())
         elif isinstance(key, ec.EllipticCurvePublicKey) and algorithm:
