@@ -83,6 +83,13 @@ def test_a_heading_takes_the_language_of_the_short_paragraph_before_it(settings)
     assert cleaned.lang_at(0, 20) == "en"
 
 
+def test_a_title_too_short_to_read_takes_the_language_of_what_it_opens(settings):
+    """A notice in three languages, German the largest: its English title (19 letters, too
+    few to detect) had taken the main language and was shown as German."""
+    cleaned = language.clean_and_detect(document([["Notice to customers", ENGLISH, GERMAN, GERMAN]]), settings)
+    assert cleaned.lang == "de" and cleaned.lang_at(0, 19) == "en"
+
+
 def test_norwegian_is_quarantined_with_shares(settings):
     with pytest.raises(DocumentError) as err:
         language.clean_and_detect(document([norwegian_paragraphs()]), settings)

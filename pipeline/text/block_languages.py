@@ -10,7 +10,8 @@ a block leaves the main language only when it is long enough to be a paragraph o
 (``language.block_min_letters``) and clearly detected; a shorter block (a heading, a list
 item, a code line) keeps its own reading only when that is one of the document's languages
 (a fifth of the evidence or more), else it takes the label of the block before it, so
-headings and command names do not flip.
+headings and command names do not flip; at the top, where there is none before, the label
+of the first block that has a reading (a title opens what follows it).
 """
 
 from __future__ import annotations
@@ -92,6 +93,11 @@ def label_blocks(texts: list[str], settings: Settings) -> BlockLanguages:
             # paragraph that follows an untranslated English one is Spanish)
             labels.append(found[0] if found and found[0] in languages | {current} else previous)
         previous = labels[-1] or previous
+    # blocks too short to read before the first that has a reading (a title, "Notice to
+    # customers") open what follows them: its language, not the main one
+    first_read = next((i for i, found in enumerate(detected) if found), len(detected))
+    labels[:first_read] = [labels[first_read] if label and first_read < len(labels) else label
+                           for label in labels[:first_read]]
     final: Counter[str] = Counter()
     text_letters: Counter[str] = Counter()
     for label, found, n in zip(labels, detected, letters):
