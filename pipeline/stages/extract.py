@@ -92,8 +92,9 @@ def _attachment_pages(path: Path, embedded: list[attachments.EmbeddedFile], sett
                 page.attachment = file.name if page.attachment is None else f"{file.name} / {page.attachment}"
             pages += part
             infos |= {f"{file.name} / {name}": inner for name, inner in info.embedded.items()}
-            if info.model_copy(update={"embedded": {}}) != DocumentInfo():
-                infos[file.name] = info.model_copy(update={"embedded": {}})
+            own = info.model_copy(update={"embedded": {}})  # its files' facts are kept under their own names
+            if own != DocumentInfo():
+                infos[file.name] = own
     return pages, infos
 
 
