@@ -95,9 +95,9 @@ def label_blocks(texts: list[str], settings: Settings) -> BlockLanguages:
         previous = labels[-1] or previous
     # blocks too short to read before the first that has a reading (a title, "Notice to
     # customers") open what follows them: its language, not the main one
-    first_read = next((i for i, found in enumerate(detected) if found), len(detected))
-    labels[:first_read] = [labels[first_read] if label and first_read < len(labels) else label
-                           for label in labels[:first_read]]
+    first_read = next((i for i, found in enumerate(detected) if found), None)
+    if first_read:
+        labels[:first_read] = [labels[first_read] if label else None for label in labels[:first_read]]
     final: Counter[str] = Counter()
     text_letters: Counter[str] = Counter()
     for label, found, n in zip(labels, detected, letters):
