@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.contracts import DocumentInfo, Signature
-from pipeline.extraction.revisions import after_signature
+from pipeline.extraction.revisions import after_signature, form_fields
 
 log = logging.getLogger(__name__)
 
@@ -282,15 +282,7 @@ def _x509_certificate(path: Path, contents: bytes):
     from pdfminer.pdftypes import resolve1
 
     with path.open("rb") as stream:
-        document = PDFDocument(PDFParser(stream))
-        fields = list(resolve1(resolve1(document.catalog.get("AcroForm") or {}).get("Fields") or []))
-        seen: set[int] = set()
-        while fields:
-            field = resolve1(fields.pop())
-            if not isinstance(field, dict) or id(field) in seen:
-                continue
-            seen.add(id(field))
-            fields += list(resolve1(field.get("Kids") or []))
+        for _, field, _ in form_fields(PDFDocument(PDFParser(stream))):
             value = resolve1(field.get("V"))
             if isinstance(value, dict) and resolve1(value.get("Contents")) == contents:
                 certificate = resolve1(value.get("Cert"))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+from collections.abc import Iterator
 from functools import cached_property
 from typing import Any
 
@@ -132,6 +133,30 @@ def _tree(doc, value: Any) -> set[int]:
     return found
 
 
+def form_fields(doc) -> Iterator[tuple[Any, dict, bool]]:
+    """Each node of a document's form field tree (its fields, then their /Kids: fields and
+    widgets), as (the reference or inline object, its dictionary, whether it is a signature
+    field or under one); each once, for a tree may be circular (pyHanko's
+    form-tree-circular-ref-input.pdf)."""
+    from pdfminer.pdftypes import PDFObjRef
+
+    todo = [(item, False) for item in _resolve(_resolve(doc.catalog.get("AcroForm") or {}).get("Fields")) or []]
+    seen: set[int] = set()
+    while todo:
+        item, signature = todo.pop()
+        if isinstance(item, PDFObjRef):
+            if item.objid in seen or len(seen) >= OBJECTS_WALKED:
+                continue
+            seen.add(item.objid)
+        node = _resolve(item)
+        if not isinstance(node, dict):
+            continue
+        signature = signature or _name(_resolve(node.get("FT"))) == "Sig"
+        yield item, node, signature
+        kids = _resolve(node.get("Kids"))
+        todo.extend((kid, signature) for kid in (kids if isinstance(kids, list) else []))
+
+
 class _Revisions:
     """A signed revision (``old``) and the file as it is now (``new``), read with pdfminer."""
 
@@ -184,25 +209,8 @@ class _Revisions:
         object asks."""
         from pdfminer.pdftypes import PDFObjRef
 
-        found: set[int] = set()
-        for doc in (self.old, self.new):
-            todo = [(item, False) for item in _resolve(_resolve(doc.catalog.get("AcroForm") or {}).get("Fields")) or []]
-            seen: set[int] = set()  # a field tree may be circular (pyHanko's form-tree-circular-ref-input.pdf)
-            while todo:
-                item, signature = todo.pop()
-                if isinstance(item, PDFObjRef):
-                    if item.objid in seen or len(seen) >= OBJECTS_WALKED:
-                        continue
-                    seen.add(item.objid)
-                node = _resolve(item)
-                if not isinstance(node, dict):
-                    continue
-                signature = signature or _name(_resolve(node.get("FT"))) == "Sig"
-                if signature and isinstance(item, PDFObjRef):
-                    found.add(item.objid)
-                kids = _resolve(node.get("Kids"))
-                todo.extend((kid, signature) for kid in (kids if isinstance(kids, list) else []))
-        return found
+        return {item.objid for doc in (self.old, self.new) for item, _, signature in form_fields(doc)
+                if signature and isinstance(item, PDFObjRef)}
 
     def under(self, key: str) -> set[int]:
         """The objects the catalog's ``key`` reaches in either revision (a DSS, the /Extensions)."""
