@@ -361,22 +361,20 @@ XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 PLACEHOLDER_TITLES = {"untitled", "untitled document"}  # what writers put where no title was given
 
 
-def xmp_info(path: Path, password: str | None = None) -> dict[str, str]:
+def xmp_info(document) -> dict[str, str]:
     """The Info entries the catalog's XMP metadata stream gives (``XMP_PROPERTIES``; dates as
-    ISO 8601): PDF 2.0 deprecates the Info dictionary, and some writers keep the title there
-    only. A property may be an attribute of an rdf:Description or an element, its value a
-    language alternative (the x-default one, else the first), a list (joined by "; ") or text."""
+    ISO 8601), read from the file's pdfminer ``document``: PDF 2.0 deprecates the Info
+    dictionary, and some writers keep the title there only. A property may be an attribute of
+    an rdf:Description or an element, its value a language alternative (the x-default one, else
+    the first), a list (joined by "; ") or text."""
     from xml.etree import ElementTree
 
-    from pdfminer.pdfdocument import PDFDocument
-    from pdfminer.pdfparser import PDFParser
     from pdfminer.pdftypes import PDFStream, resolve1
 
-    with path.open("rb") as stream:
-        metadata = resolve1(PDFDocument(PDFParser(stream), password or "").catalog.get("Metadata"))
-        if not isinstance(metadata, PDFStream):
-            return {}
-        root = ElementTree.fromstring(metadata.get_data().strip(b"\0 \t\r\n"))
+    metadata = resolve1(document.catalog.get("Metadata"))
+    if not isinstance(metadata, PDFStream):
+        return {}
+    root = ElementTree.fromstring(metadata.get_data().strip(b"\0 \t\r\n"))
     rdf = "{%s}" % XMP_NAMESPACES["rdf"]
     found: dict[str, str] = {}
     for entry, name in XMP_PROPERTIES.items():
@@ -399,10 +397,22 @@ def xmp_info(path: Path, password: str | None = None) -> dict[str, str]:
     return found
 
 
-def document_info(pdf, path: Path, password: str | None = None) -> DocumentInfo:
+def _xmp_of(path: Path, password: str | None, miner) -> dict[str, str]:
+    """``xmp_info`` of the file, from its pdfminer document ``miner`` where one is open
+    (extraction's pdfplumber handle), else from one opened here."""
+    if miner is not None:
+        return xmp_info(miner)
+    from pdfminer.pdfdocument import PDFDocument
+    from pdfminer.pdfparser import PDFParser
+
+    with path.open("rb") as stream:
+        return xmp_info(PDFDocument(PDFParser(stream), password or ""))
+
+
+def document_info(pdf, path: Path, password: str | None = None, miner=None) -> DocumentInfo:
     """The PDF's document information (the Info dictionary, the XMP metadata where it lacks
     an entry) and signatures; what cannot be read is left empty (a broken info dictionary does
-    not stop the document)."""
+    not stop the document). ``miner``: the file's pdfminer document, where one is open."""
     try:
         meta = pdf.get_metadata_dict(skip_empty=True)
     except Exception as exc:  # a broken info dictionary: the text is what matters
@@ -411,7 +421,7 @@ def document_info(pdf, path: Path, password: str | None = None) -> DocumentInfo:
     meta = {key: value.replace("\0", "").strip() for key, value in meta.items()}  # "aspect\0": a C string kept whole
     if any(not meta.get(entry) for entry in XMP_PROPERTIES):
         try:
-            meta = {**xmp_info(path, password), **{key: value for key, value in meta.items() if value}}
+            meta = {**_xmp_of(path, password, miner), **{key: value for key, value in meta.items() if value}}
         except Exception as exc:  # a broken metadata stream, XML that does not parse: Info alone
             log.warning("%s: XMP metadata not read: %s: %s", path.name, type(exc).__name__, exc)
     if meta.get("Title", "").lower() in PLACEHOLDER_TITLES:

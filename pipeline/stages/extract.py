@@ -115,7 +115,8 @@ def _pdf_pages(path: Path, settings: Settings, first_page_no: int,
         embedded = attachments.document_files(pdf)
         pages = [_extract_page(pdf, index, first_page_no, path, settings, text_engine, plumber, maps_read, password,
                                embedded) for index in range(n_pages)]
-        return pages, embedded, document_info(pdf, path, password)
+        # the XMP metadata is read with the pdfminer document the fonts' maps opened, where they did
+        return pages, embedded, document_info(pdf, path, password, plumber[0].doc if plumber else None)
     finally:
         pdf.close()
         for handle in plumber:
