@@ -222,6 +222,17 @@ def test_search_command_prints_groups_as_json(five_languages, settings, capsys):
     assert {t["lang"] for t in shown["hits"][0]["translations"]} == {"en", "es", "ja", "zh"}
 
 
+def test_the_demo_command_ingests_then_answers_its_questions(five_languages, settings, capsys):
+    """`rosetta demo` (README's first command ends with it): the refresh finds nothing new, and
+    both questions are answered from the English guide."""
+    from pipeline.cli.main import DEMO_QUERIES, main
+
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "nothing_to_do" in out or "0 processed" in out, out[-2000:]
+    assert out.count("en/maint-guide.pdf") >= len(DEMO_QUERIES) and "no passage found" not in out, out[-3000:]
+
+
 def test_a_search_in_some_folders_answers_from_their_documents_only(five_languages, settings, capsys):
     """`rosetta search --in de/ --in es/`: the German passage first, its Spanish translation
     listed, nothing of the other three guides shown or listed; a folder Rosetta holds nothing

@@ -335,12 +335,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from pipeline.stores.vector_store import embedded_server_kept_up
 
     settings = get_settings()
+    parser = build_parser()  # each command's arguments as the user's own would be parsed, defaults and all
     with embedded_server_kept_up(settings):
-        code = cmd_ingest(argparse.Namespace(paths=[str(settings.source_dir)], force=False, verbose=args.verbose,
-                                             allow_mass_deletion=False))
+        code = cmd_ingest(parser.parse_args([*(["-v"] if args.verbose else []), "ingest", str(settings.source_dir)]))
         for _, query in DEMO_QUERIES:
             print()
-            cli_retrieval.cmd_search(argparse.Namespace(query=query, lang="en", limit=3, json=False))
+            cli_retrieval.cmd_search(parser.parse_args(["search", query, "--lang", "en", "--limit", "3"]))
     return code
 
 
