@@ -9,14 +9,16 @@ in the issue's measure (a refresh of an existing data root), each run's data roo
 warmed up by ingesting one small other PDF (the Airflow DB, the MLflow store and Weaviate's
 files then exist; not timed). With ``--again`` the timed run is a second ingestion of the
 same files with ``--force`` (a refresh after an upgrade: every document read and embedded
-again, what the embedding cache serves). The baseline is the commit given by ``--base``, exported
+again, what the embedding and OCR caches serve). With ``--scans`` the files are the sample
+corpus's scanned PDFs instead (scans/: vertical Japanese and Chinese, every page OCRed). The
+baseline is the commit given by ``--base``, exported
 with ``git archive`` (no worktree) and run the same way. Runs alternate (baseline first,
 then this tree, repeated) to spread the machine's noise; printed: wall seconds and
-born-digital pages/s per run, the medians and their ratio, and per task (stage) the median
+pages/s per run, the medians and their ratio, and per task (stage) the median
 wall seconds summed over its mapped instances, read from each run's Airflow DB. Times are
 printed, never asserted.
 
-    .venv/bin/python benchmarks/bench_ingest.py --base 5c51cc5 --repeats 2 [--full-guides] [--again]
+    .venv/bin/python benchmarks/bench_ingest.py --base 5c51cc5 --repeats 2 [--full-guides | --scans] [--again]
 """
 
 from __future__ import annotations
@@ -62,10 +64,15 @@ def full_guides(target: Path) -> Path:
     return target
 
 
-def pages(corpus: Path) -> int:
+def sources(corpus: Path, scans: bool) -> list[Path]:
+    """The PDFs a run ingests: the maint-guide in each language, or the corpus's scans."""
+    return sorted((corpus / "scans").glob("*.pdf")) if scans else [corpus / lang / "maint-guide.pdf" for lang in LANGS]
+
+
+def pages(files: list[Path]) -> int:
     import pypdfium2
 
-    return sum(len(pypdfium2.PdfDocument(corpus / lang / "maint-guide.pdf")) for lang in LANGS)
+    return sum(len(pypdfium2.PdfDocument(path)) for path in files)
 
 
 def export(commit: str, into: Path) -> Path:
@@ -75,11 +82,11 @@ def export(commit: str, into: Path) -> Path:
     return into
 
 
-def copy_guides(corpus: Path, source: Path) -> Path:
-    """The sample corpus's born-digital maint-guide PDFs, one folder per language."""
-    for lang in LANGS:
-        (source / lang).mkdir(parents=True)
-        shutil.copy(corpus / lang / "maint-guide.pdf", source / lang / "maint-guide.pdf")
+def copy_sources(files: list[Path], source: Path) -> Path:
+    """The files, each in a folder named as the one it came from (en/, de/ ... or scans/)."""
+    for path in files:
+        (source / path.parent.name).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, source / path.parent.name / path.name)
     return source
 
 
@@ -94,9 +101,9 @@ def task_seconds(airflow_db: Path, output: str) -> dict[str, float]:
     return {task: round(seconds or 0.0, 2) for task, seconds in rows}
 
 
-def ingest(tree: Path, corpus: Path, scratch: Path, again: bool = False) -> tuple[float, dict[str, float]]:
+def ingest(tree: Path, files: list[Path], scratch: Path, again: bool = False) -> tuple[float, dict[str, float]]:
     data = scratch / "data"
-    source = copy_guides(corpus, scratch / "source")
+    source = copy_sources(files, scratch / "source")
     env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'plugins'}", "ROSETTA_HOME": str(tree),
            "ROSETTA__DATA_ROOT": str(data), "ROSETTA__SOURCE_DIR": str(source),
            "ROSETTA__WEAVIATE__HTTP_PORT": str(free_port()), "ROSETTA__WEAVIATE__GRPC_PORT": str(free_port()),
@@ -122,26 +129,30 @@ def main() -> int:
     parser.add_argument("--base", default="5c51cc5", help="baseline commit")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--corpus", type=Path, default=ROOT / "samples" / "corpus")
-    parser.add_argument("--full-guides", action="store_true", help="the complete guides (333 pages)")
+    files_group = parser.add_mutually_exclusive_group()
+    files_group.add_argument("--full-guides", action="store_true", help="the complete guides (333 pages)")
+    files_group.add_argument("--scans", action="store_true", help="the corpus's scanned PDFs, every page OCRed")
     parser.add_argument("--again", action="store_true", help="time a second, forced ingestion of the same files")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
         if args.full_guides:
             args.corpus = full_guides(Path(tmp) / "full-guides")
-        total = pages(args.corpus)
+        files = sources(args.corpus, args.scans)
+        total = pages(files)
         trees = {"baseline": export(args.base, Path(tmp) / "baseline"), "this tree": ROOT}
         seconds: dict[str, list[float]] = {name: [] for name in trees}
         tasks: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
         for repeat in range(args.repeats):
             for name, tree in trees.items():
                 scratch = Path(tmp) / f"{name.replace(' ', '-')}-{repeat}"
-                s, per_task = ingest(tree, args.corpus, scratch, args.again)
+                s, per_task = ingest(tree, files, scratch, args.again)
                 seconds[name].append(s)
                 tasks[name].append(per_task)
                 print(f"repeat {repeat} {name}: {s:.1f} s, {total / s:.2f} pages/s; task seconds {per_task}", flush=True)
     medians = {name: statistics.median(values) for name, values in seconds.items()}
     for name, median in medians.items():
-        print(f"{name}: median {median:.1f} s, {total / median:.2f} born-digital pages/s ({total} pages)")
+        print(f"{name}: median {median:.1f} s, {total / median:.2f} {'scanned' if args.scans else 'born-digital'} "
+              f"pages/s ({total} pages)")
     print(f"ratio this tree / baseline (pages/s): {medians['baseline'] / medians['this tree']:.2f}")
     print("\n| task | baseline s (median) | this tree s (median) | ratio |\n|---|---|---|---|")
     for task in tasks["baseline"][0]:

@@ -67,6 +67,7 @@ class ExtractionConfig(_Section):
     # (>= 3.5, onnxruntime engine) on a local model folder (inference.onnx + inference.yml).
     ocr_engine: Literal["rapidocr", "paddleocr"] = "rapidocr"
     paddleocr_model_dir: str | None = None
+    ocr_cache_mb: int  # page readings kept by the page's pixels (pipeline/ocr/cache.py); 0: none
 
     @model_validator(mode="after")
     def _paddleocr_needs_a_folder(self) -> "ExtractionConfig":
@@ -298,6 +299,17 @@ class Settings(_Section):
     @property
     def embedding_cache_path(self) -> Path:
         return self.data_root / "embedding-cache"
+
+    @property
+    def ocr_cache_path(self) -> Path:
+        return self.data_root / "ocr-cache"
+
+    @property
+    def caches(self) -> dict[str, tuple[Path, int]]:
+        """What the data root keeps only to save time, by name: its folder and its size bound
+        (MB, 0: off). Trimmed at each batch's finish, deleted whole by an erasure."""
+        return {"embedding cache": (self.embedding_cache_path, self.embedding.cache_mb),
+                "OCR cache": (self.ocr_cache_path, self.extraction.ocr_cache_mb)}
 
     @property
     def mlflow_tracking_uri(self) -> str:

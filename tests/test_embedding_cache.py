@@ -9,9 +9,10 @@ import logging
 import numpy as np
 
 from pipeline.contracts import Chunk, ChunkedDocument, DocRef, EmbeddedDocument
-from pipeline.embedding.cache import VectorCache, trim
+from pipeline.embedding.cache import VectorCache
 from pipeline.embedding.embedders import get_embedder
 from pipeline.stages import CHUNK, EMBED, embed
+from pipeline.stores.file_cache import trim
 from pipeline.workspace import Workspace
 
 
@@ -50,8 +51,8 @@ def test_trimming_keeps_the_most_recently_used_within_the_bound(tmp_path):
         os.utime(path, (1_000_000 + age, 1_000_000 + age))
     cache.encode(["clause 0"])  # used again: now the newest
     size = next(cache.root.rglob("*.f32")).stat().st_size
-    assert trim(tmp_path, 10 * size / 2**20) == 0
-    assert trim(tmp_path, 9 * size / 2**20) == 2  # down to nine tenths of the bound: eight kept
+    assert trim(tmp_path, 10 * size / 2**20, "embedding cache") == 0
+    assert trim(tmp_path, 9 * size / 2**20, "embedding cache") == 2  # down to nine tenths of the bound: eight kept
     embedder.encoded.clear()
     cache.encode([f"clause {i}" for i in range(10)])
     assert "clause 0" not in embedder.encoded and len(embedder.encoded) == 2

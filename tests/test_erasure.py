@@ -105,7 +105,7 @@ def test_after_forget_nothing_under_the_data_root_holds_its_text(ingested, setti
     out = cli("forget", ingested["target"], "--reason", "data-subject erasure request #42", "--json")
     report = json.loads(out)
     assert sum(report["weaviate"]["objects_deleted"].values()) == chunks
-    assert report["embedding_cache_files_deleted"] >= 1 and not settings.embedding_cache_path.exists()
+    assert report["cache_files_deleted"]["embedding cache"] >= 1 and not settings.embedding_cache_path.exists()
     assert files_holding(settings, weaviate_server, sentences) == {}
     assert ingested["target"] not in live_docs(weaviate_server, settings)
     assert key not in paired_keys(weaviate_server, settings)

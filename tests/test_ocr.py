@@ -480,7 +480,7 @@ def test_paddleocr_engine_needs_a_model_folder(tmp_path):
     with pytest.raises(OcrEngineError, match="inference.onnx, inference.yml not found"):
         engines.recogniser("paddleocr", str(tmp_path))
     with pytest.raises(ValueError, match="paddleocr_model_dir"):
-        ExtractionConfig(min_text_layer_chars=25, ocr_dpi=300, ocr_max_megapixels=150, max_pages=10,
+        ExtractionConfig(min_text_layer_chars=25, ocr_dpi=300, ocr_max_megapixels=150, max_pages=10, ocr_cache_mb=0,
                          ocr_engine="paddleocr")
 
 

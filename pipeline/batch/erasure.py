@@ -9,8 +9,9 @@ from everywhere Rosetta copied it, so that nothing under the data root holds its
        restore from, QA report and review, summary, realign.json) is rewritten without it;
     3. MLflow: the batch runs' summary and QA report artifacts are re-logged, scrubbed;
     4. Airflow task logs under data_root/logs: lines naming it are dropped;
-    5. the embedding cache (pipeline/embedding/cache.py) is deleted whole: it keeps vectors by
-       their text's hash, not by document, and costs only time to fill again;
+    5. the embedding and OCR caches (pipeline/embedding/cache.py, pipeline/ocr/cache.py) are
+       deleted whole: they keep vectors by their text's hash and page readings by the page's
+       pixels, not by document, and cost only time to fill again;
     6. the registry: a contentless tombstone (id, when, why) and an erasure log entry.
 
 Every step is idempotent: a crashed erasure is finished by running it again. The document's
@@ -172,13 +173,15 @@ def forget(settings: Settings, target: str, reason: str) -> dict[str, Any]:
                   workspaces["batch_files_rewritten"])
     runs = tracking.relog_batch_artifacts(settings, workspaces["batches"])
     log_lines = erase_from_logs(settings, row, paths)
-    cached = sum(1 for f in settings.embedding_cache_path.rglob("*") if f.is_file())
-    shutil.rmtree(settings.embedding_cache_path, ignore_errors=True)
-    progress.info("  embedding cache: %d file(s) deleted", cached)
+    cached = {}
+    for name, (folder, _) in settings.caches.items():
+        cached[name] = sum(1 for f in folder.rglob("*") if f.is_file())
+        shutil.rmtree(folder, ignore_errors=True)
+        progress.info("  %s: %d file(s) deleted", name, cached[name])
     anchors = anchor_sets_using(settings, row.doc_id)
     still_there = [p for p in {row.source_path, *paths} if p and Path(p).exists()]
     report = {"doc_id": row.doc_id, "weaviate": weaviate, "workspaces": {**workspaces, "batches": len(workspaces["batches"])},
-              "mlflow_runs_rewritten": runs, "log_lines_dropped": log_lines, "embedding_cache_files_deleted": cached,
+              "mlflow_runs_rewritten": runs, "log_lines_dropped": log_lines, "cache_files_deleted": cached,
               "anchor_sets_affected": anchors["affected"], "anchors": anchors["verdict"],
               "source_file_still_present": bool(still_there)}
     registry.forget(row.doc_id, reason, report)

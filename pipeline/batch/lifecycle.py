@@ -28,10 +28,9 @@ from pipeline.contracts import (
     ExtractedDocument,
     StageResult,
 )
-from pipeline.embedding import cache as embedding_cache
 from pipeline.publish import promote
 from pipeline.stages import CHUNK, EMBED, EXTRACT, LANGUAGE, LOAD, PROMOTE, QA, stage
-from pipeline.stores import tracking
+from pipeline.stores import file_cache, tracking
 from pipeline.stores.document_registry import GONE, DocumentRegistry
 from pipeline.workspace import Workspace
 
@@ -112,10 +111,11 @@ def finish_batch(batch_id: str, results: list[dict[str, Any]], outcome: dict[str
              batch_id, status, summary["processed"], summary["loaded"], summary["quarantined"],
              summary["skipped_unchanged"], summary["chunks"])
     retention.prune_after_batch(settings)  # older batches past their review window
-    try:
-        embedding_cache.trim(settings.embedding_cache_path, settings.embedding.cache_mb)
-    except OSError as exc:  # housekeeping: the batch's outcome is recorded, the next finish trims
-        log.warning("embedding cache not trimmed this time: %s", exc)
+    for name, (folder, max_mb) in settings.caches.items():
+        try:
+            file_cache.trim(folder, max_mb, name)
+        except OSError as exc:  # housekeeping: the batch's outcome is recorded, the next finish trims
+            log.warning("%s not trimmed this time: %s", name, exc)
     return summary
 
 

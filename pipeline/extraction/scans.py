@@ -12,6 +12,7 @@ from pipeline.config import Settings
 from pipeline.contracts import Block
 from pipeline.extraction.images import within_megapixels
 from pipeline.extraction.pdf import Chars
+from pipeline.ocr.cache import PageCache
 from pipeline.ocr.engines import recogniser
 from pipeline.ocr.page import ocr_page
 
@@ -55,7 +56,8 @@ def ocr_blocks(gray: np.ndarray, scale: float, offset: tuple[float, float], sett
     vertical_models |= {f"{lang}-Hant": e.tesseract_vertical_traditional
                         for lang, e in settings.languages.items() if e.tesseract_vertical_traditional}
     rec = recogniser(settings.extraction.ocr_engine, settings.extraction.paddleocr_model_dir)
-    result = ocr_page(gray, vertical_models, rec)
+    cache = PageCache(settings.ocr_cache_path, enabled=settings.extraction.ocr_cache_mb > 0)
+    result = cache.read(gray, vertical_models, rec, lambda: ocr_page(gray, vertical_models, rec))
     blocks = [
         Block(text=b.text, bbox=(offset[0] + b.bbox[0] / scale, offset[1] + b.bbox[1] / scale,
                                  offset[0] + b.bbox[2] / scale, offset[1] + b.bbox[3] / scale),

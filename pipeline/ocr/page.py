@@ -116,6 +116,7 @@ class PageOcr:
     rotation: int  # degrees clockwise the page was turned to read it: 0, 90, 180, 270
     engines: list[str] = field(default_factory=list)
     rejected: list[tuple[str, float]] = field(default_factory=list)  # reads under MIN_LINE_SCORE, with it
+    from_cache: bool = False  # read before, by this same code (pipeline/ocr/cache.py)
 
 
 def _kana(text: str) -> int:

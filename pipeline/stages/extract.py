@@ -29,6 +29,7 @@ from pipeline.extraction.pdf import Chars, check_file, horizontal_blocks, insert
 from pipeline.extraction.scans import ocr_blocks, render_gray, scanned_regions
 from pipeline.extraction.tables import MAX_CROSSINGS, page_tables, ruling_crossings
 from pipeline.extraction.vertical import is_vertical_layer, vertical_blocks
+from pipeline.ocr.page import PageOcr
 from pipeline.progress import mark_page
 from pipeline.stages import EXTRACT
 from pipeline.stores import secrets
@@ -135,12 +136,16 @@ def _image_pages(path: Path, file_format: str, settings: Settings, first_page_no
         mark_page(number)
         scale = image.dpi / 72.0
         blocks, result = ocr_blocks(image.gray, scale, (0.0, 0.0), settings)
-        log.info("%s: page %d OCR, %s image at %.0f dpi (%s) (%s, rotation %d)", path.name, number, file_format,
-                 image.source_dpi, image.dpi_from, result.direction, result.rotation)
+        log.info("%s: page %d OCR%s, %s image at %.0f dpi (%s) (%s, rotation %d)", path.name, number,
+                 _cached(result), file_format, image.source_dpi, image.dpi_from, result.direction, result.rotation)
         pages.append(Page(page_no=number, width=image.gray.shape[1] / scale, height=image.gray.shape[0] / scale,
                           method="ocr", engine="+".join(result.engines) or "ocr", direction=result.direction,
                           blocks=blocks, rotation=result.rotation, ocr_reason="image_file"))
     return pages
+
+
+def _cached(result: PageOcr) -> str:
+    return " (read before: from the OCR cache)" if result.from_cache else ""
 
 
 def _extract_page(pdf, index: int, first_page_no: int, path: Path, settings: Settings, text_engine: str,
@@ -176,8 +181,8 @@ def _extract_page(pdf, index: int, first_page_no: int, path: Path, settings: Set
         keep_layer = too_short and inked and read <= layer and not doubt(chars.text, chars.ink,
                                                                          glyphs_read_as_spaces(chars))
         if not keep_layer:
-            log.info("%s: page %d OCR, %s, at %.0f dpi (%s, rotation %d)", path.name, index + 1, ocr_reason,
-                     scale * 72, result.direction, result.rotation)
+            log.info("%s: page %d OCR%s, %s, at %.0f dpi (%s, rotation %d)", path.name, index + 1, _cached(result),
+                     ocr_reason, scale * 72, result.direction, result.rotation)
             return Page(page_no=page_no, width=width, height=height, method="ocr",
                         engine="+".join(result.engines) or "ocr", direction=result.direction, blocks=blocks,
                         rotation=result.rotation, ocr_reason=ocr_reason)
