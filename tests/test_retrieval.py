@@ -189,6 +189,28 @@ def test_the_same_text_in_another_document_is_a_copy_under_the_hit():
     assert is_copy(ranked[2], ranked[2]) and not is_copy(ranked[2], ranked[3])
 
 
+def test_a_copy_in_the_document_written_in_its_language_is_shown_and_the_others_listed():
+    """The Spanish guide's untranslated English paragraph ranks a little above the English
+    guide's own: the hit shows the English guide's (its original) and lists the Spanish one's
+    as a copy. Chunks loaded before ``doc_lang`` was stored keep the best one shown."""
+    text = "The following packages come with the standard Debian installation, so you probably have them already."
+    v = unit(1, 0, 0)
+
+    def chunk(uuid, doc, doc_lang, similarity):
+        properties = {"lang": "en", "doc_id": doc, "text": text} | ({"doc_lang": doc_lang} if doc_lang else {})
+        return Candidate(uuid, properties, v, similarity)
+
+    ranked = [chunk("es-copy", "guide-es", "es", 0.82), chunk("de-copy", "guide-de", "de", 0.81),
+              chunk("en", "guide-en", "en", 0.80)]
+    (group,) = group_translations(fuse(ranked, PARAMS), "de", "en", PARAMS)
+    assert group.shown.uuid == "en" and sorted(c.uuid for c in group.copies) == ["de-copy", "es-copy"]
+    assert group.score == pytest.approx(0.82) and not group.translations  # the group ranks by its best copy
+
+    unstated = [chunk("es-copy", "guide-es", None, 0.82), chunk("en", "guide-en", None, 0.80)]
+    (group,) = group_translations(fuse(unstated, PARAMS), "de", "en", PARAMS)
+    assert group.shown.uuid == "es-copy" and [c.uuid for c in group.copies] == ["en"]
+
+
 def test_the_same_chinese_text_in_traditional_characters_is_a_copy():
     """A regulation published in simplified and in traditional Chinese is one text: the
     traditional edition collapses under the simplified hit (the Arphic licence's opening)."""

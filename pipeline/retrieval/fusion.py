@@ -52,7 +52,7 @@ def key_doc_id(key: str) -> str:
 # for its hundred-odd candidates (parsing every stored property cost more than ranking them,
 # docs/benchmarks.md, "Search latency on the sample corpus") and every property for the
 # chunks it shows (`Retriever.complete`)
-CANDIDATE_PROPERTIES = ["text", "lang", "doc_id", "source_sha256", "source_path", "paired_documents",
+CANDIDATE_PROPERTIES = ["text", "lang", "doc_lang", "doc_id", "source_sha256", "source_path", "paired_documents",
                         "translated_within", "chunk_id", "chunk_index", "page_start", "attachment", "attachment_page",
                         "heading_path", "clause_id", "clause_number", "clause_numbers", "title", "signatures",
                         "changed_after_signing", "signed_by"]
@@ -212,6 +212,12 @@ def is_copy(a: Candidate, b: Candidate) -> bool:
                         _trigrams(b.properties.get("text", ""), b.lang))
 
 
+def _in_own_document(c: Candidate) -> bool:
+    """Whether the chunk is in its document's main language (unknown for chunks loaded before
+    ``doc_lang`` was stored: not told apart)."""
+    return c.properties.get("doc_lang") == c.lang
+
+
 def _stands_for(match: Candidate, seed: Candidate) -> bool:
     """Whether ``match`` counts as the seed for mutual best: the seed itself, or the chunk just
     before or after it in its document. Two translations rarely break a section into chunks at
@@ -260,7 +266,8 @@ def group_translations(ranked: list[Candidate], query_lang: str, reference_lang:
     another language), nor do the shown section's own chunks in another language (a passage
     its document left untranslated); a later hit may still list them. Last, a remaining chunk of another
     document in a member's language that reaches ``group_similarity`` to it and holds the
-    same text (``is_copy``) joins as a copy: it would show that text again.
+    same text (``is_copy``) joins as a copy: it would show that text again. Of a text and its
+    copies, the one in a document written in its language is shown (``_in_own_document``).
     """
     if not ranked:
         return []
@@ -319,6 +326,14 @@ def group_translations(ranked: list[Candidate], query_lang: str, reference_lang:
                 if _shares_text(trigrams(m), trigrams(j)):
                     copies.append(int(j))
                     free[j] = False
-        groups.append(Group(shown=ranked[chosen], translations=[ranked[m] for m in members if m != chosen],
+        listed = [m for m in members if m != chosen]
+        # the copy in a document written in its language is the original (the English guide's
+        # paragraph, not the one the Spanish guide left in English): shown, the others listed
+        original = next((j for j in copies if langs[j] == langs[chosen] and _in_own_document(ranked[j])
+                         and not _in_own_document(ranked[chosen])), None)
+        if original is not None:
+            copies = [chosen if j == original else j for j in copies]
+            chosen = original
+        groups.append(Group(shown=ranked[chosen], translations=[ranked[m] for m in listed],
                             score=ranked[seed].score, copies=[ranked[j] for j in copies]))
     return groups

@@ -50,7 +50,7 @@ def build_objects(cleaned: CleanedDocument, chunked: ChunkedDocument, embedded: 
     for index, chunk in enumerate(chunked.chunks):
         reg_ids = find_regulations(chunk.text)
         properties = {
-            "text": chunk.text, "lang": chunk.lang, "lang_confidence": cleaned.lang_confidence,
+            "text": chunk.text, "lang": chunk.lang, "doc_lang": cleaned.lang, "lang_confidence": cleaned.lang_confidence,
             "doc_id": chunk.doc_id, "chunk_id": chunk.chunk_id, "chunk_index": index,
             "source_path": cleaned.source_path, "page_start": chunk.page_start, "page_end": chunk.page_end,
             "attachment": chunk.attachment or "", "attachment_page": chunk.attachment_page or 0,

@@ -33,7 +33,8 @@ log = logging.getLogger(__name__)
 # The chunk schema: (name, type). Lineage fields (docs/decisions.md section 1) are all required.
 PROPERTIES: list[tuple[str, DataType]] = [
     ("text", DataType.TEXT),
-    ("lang", DataType.TEXT),
+    # its own language, then its document's main one (cleaned.lang): absent on chunks loaded before
+    ("lang", DataType.TEXT), ("doc_lang", DataType.TEXT),
     ("lang_confidence", DataType.NUMBER),
     ("doc_id", DataType.TEXT),
     ("chunk_id", DataType.TEXT),
@@ -45,8 +46,7 @@ PROPERTIES: list[tuple[str, DataType]] = [
     # file (0 for none): page_start and page_end count the document's pages, then its files'
     ("attachment", DataType.TEXT),
     ("attachment_page", DataType.INT),
-    ("char_start", DataType.INT),
-    ("char_end", DataType.INT),
+    ("char_start", DataType.INT), ("char_end", DataType.INT),
     ("structure_type", DataType.TEXT),
     ("clause_number", DataType.TEXT),
     ("clause_id", DataType.TEXT),
