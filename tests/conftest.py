@@ -154,9 +154,11 @@ def source_dir(settings) -> Path:
     return path
 
 
-def text_pdf(text: str, path: Path, lines_per_page: int = 55, family: str | list[str] = "DejaVu Sans") -> Path:
+def text_pdf(text: str, path: Path, lines_per_page: int = 55, family: str | list[str] = "DejaVu Sans",
+             metadata: dict | None = None) -> Path:
     """A born-digital PDF (real text layer, embedded TrueType font) of ``text``, one line
-    per text line, wrapped at 95 characters: for documents only available as text."""
+    per text line, wrapped at 95 characters: for documents only available as text.
+    ``metadata``: its information dictionary, as matplotlib takes it (a datetime per date)."""
     import textwrap
 
     import matplotlib
@@ -167,7 +169,7 @@ def text_pdf(text: str, path: Path, lines_per_page: int = 55, family: str | list
     from matplotlib.backends.backend_pdf import PdfPages
 
     lines = [w for line in text.splitlines() for w in (textwrap.wrap(line, 95) or [""])]
-    with PdfPages(path) as pdf:
+    with PdfPages(path, metadata=metadata) as pdf:
         for start in range(0, len(lines), lines_per_page):
             figure = plt.figure(figsize=(8.27, 11.69))
             for row, line in enumerate(lines[start:start + lines_per_page]):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from pipeline.config import get_settings
 def cmd_search(args: argparse.Namespace) -> int:
     from pipeline.retrieval import Scope, search
 
-    scope = Scope(tuple(args.within or ()), args.signed_by or "")
+    scope = Scope(tuple(args.within or ()), args.signed_by or "", args.since, args.until)
     result = search(args.query, get_settings(), args.limit, args.lang, getattr(args, "mode", "hybrid"), scope)
     if args.json:
         print(json.dumps(result.as_dict(), ensure_ascii=False, indent=1))
@@ -28,7 +29,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     shown = result.as_dict()
     print(f"query [{shown['query_lang']}]: {args.query}")
     if not result.answered:
-        where = ("only the documents --in / --signed-by select" if scope.paths or scope.signed_by
+        where = ("only the documents --in / --signed-by / --since / --until select"
+                 if scope.paths or scope.signed_by or scope.since or scope.until
                  else "is anything loaded? see `rosetta status`")
         print(f"  no passage found (best similarity {shown['best_score']:.3f}, probability that it answers "
               f"{shown['answer_probability']:.2f}; {where})")
@@ -36,7 +38,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     for i, hit in enumerate(shown["hits"], 1):
         snippet = " ".join(hit["text"].split())[:110]
         title = f" \"{hit['title']}\"" if hit["title"] else ""
-        print(f"  {i}. {hit['score']:.3f} [{hit['lang']}] {hit['source']}{title} p.{hit['page']}: {snippet}")
+        dated = f" ({hit['date']})" if hit["date"] else ""
+        print(f"  {i}. {hit['score']:.3f} [{hit['lang']}] {hit['source']}{title}{dated} p.{hit['page']}: {snippet}")
         if hit["signatures"]:
             signers = ", ".join((s["signer"] or "(signer unread)") + (f" ({s['file']})" if s.get("file") else "")
                                 + (" (does NOT match the signed bytes)" if s["intact"] is False else "")
@@ -186,6 +189,13 @@ def bars(figures: dict[str, Any]) -> dict[str, bool | None]:
     }
 
 
+def _day(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text}: not a day (YYYY-MM-DD)") from None
+
+
 def register(subparsers) -> None:
     """Add ``search`` and ``pairs`` to the rosetta command line."""
     p = subparsers.add_parser("search", help="top passages for a question in any language, translations collapsed")
@@ -196,6 +206,9 @@ def register(subparsers) -> None:
                         "the working directory; repeat for more)")
     p.add_argument("--signed-by", metavar="NAME", help="only documents (or embedded files) one of whose signers' "
                                                        "names holds these words, in any case")
+    p.add_argument("--since", type=_day, metavar="YYYY-MM-DD",
+                   help="only documents whose file is dated (last modified, else created) on or after this day")
+    p.add_argument("--until", type=_day, metavar="YYYY-MM-DD", help="... on or before this day")
     p.add_argument("--limit", type=int, default=5)
     p.add_argument("--mode", choices=["hybrid", "vector"], default="hybrid", help="vector: the vector leg alone")
     p.add_argument("--json", action="store_true")

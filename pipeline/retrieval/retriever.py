@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -69,7 +70,7 @@ class SearchResult:
                     "page": p.get("attachment_page") if attachment else p.get("page_start"), "attachment": attachment,
                     "clause": p.get("clause_number"), "chunk_id": p.get("chunk_id"), "title": p.get("title") or "",
                     "signatures": json.loads(p.get("signatures") or "[]"),
-                    "changed_after_signing": p.get("changed_after_signing"),
+                    "changed_after_signing": p.get("changed_after_signing"), "date": _day_of(p.get("file_date")),
                     "similarity": round(c.similarity, 4)}
 
         return {"query": self.query, "query_lang": self.query_lang, "answered": self.answered,
@@ -77,6 +78,11 @@ class SearchResult:
                 "hits": [{"score": round(g.score, 4), **chunk(g.shown), "text": g.shown.properties.get("text", ""),
                           "translations": [chunk(t) for t in g.translations], "copies": [chunk(c) for c in g.copies]}
                          for g in self.groups]}
+
+
+def _day_of(stamp: Any) -> str | None:
+    """The day a file is dated (Weaviate gives a datetime, a shown chunk's JSON a string)."""
+    return stamp.date().isoformat() if isinstance(stamp, datetime) else (stamp[:10] if stamp else None)
 
 
 def tuning(settings: Settings, embedder: str) -> EmbedderTuning:

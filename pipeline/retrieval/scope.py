@@ -1,8 +1,10 @@
 """Which documents a search looks in: `rosetta search --in PATH --signed-by NAME`, the API's
 ``Scope``.
 
-A compliance team asks of one folder of contracts, of one regulation, or of what one person
-signed. Paths are matched against the document registry, every path a document is known by
+A compliance team asks of one folder of contracts, of one regulation, of what one person
+signed, or of what was issued in a period. Dates are the file's own (its last modification,
+else its creation: ``file_date``), compared in UTC, both ends inclusive; documents that state
+no date are outside any period. Paths are matched against the document registry, every path a document is known by
 (a copy's too), so a file, a folder and a glob pattern all work and a match is exact; a
 pattern is read relative to the source folder (as search shows a hit's file) and relative to
 the working directory. Signers: every word of the name, in any case, in one of the names of
@@ -17,6 +19,7 @@ import fnmatch
 import os
 import re
 from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
 
 from weaviate.classes.query import Filter
@@ -28,6 +31,8 @@ from pipeline.config import Settings
 class Scope:
     paths: tuple[str, ...] = ()  # files, folders or fnmatch patterns ("*" crosses folders); any of them
     signed_by: str = ""  # a signer's name, or some of its words
+    since: date | None = None  # the file dated on or after this day
+    until: date | None = None  # ... on or before this one
 
 
 @dataclass(frozen=True)
@@ -79,10 +84,20 @@ def documents_at(patterns: tuple[str, ...], settings: Settings) -> frozenset[str
     return frozenset(found)
 
 
+def _day_start(day: date) -> datetime:
+    return datetime.combine(day, time(), tzinfo=timezone.utc)
+
+
 def resolve(scope: Scope | None, settings: Settings) -> ScopeFilter:
-    if scope is None or not (scope.paths or scope.signed_by.strip()):
+    if scope is None or not (scope.paths or scope.signed_by.strip() or scope.since or scope.until):
         return ScopeFilter(None, None)
+    if scope.since and scope.until and scope.since > scope.until:
+        raise ValueError(f"--since {scope.since} is after --until {scope.until}: no day is in that period")
     parts = []
+    if scope.since:
+        parts.append(Filter.by_property("file_date").greater_or_equal(_day_start(scope.since)))
+    if scope.until:
+        parts.append(Filter.by_property("file_date").less_than(_day_start(scope.until + timedelta(days=1))))
     doc_ids = documents_at(scope.paths, settings) if scope.paths else None
     if doc_ids is not None:
         parts.append(Filter.by_property("doc_id").contains_any(sorted(doc_ids)))

@@ -8,6 +8,7 @@ batch); its uuid is derived from that lineage, so a retry rewrites the same obje
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from pipeline import pipeline_version
@@ -26,16 +27,31 @@ from pipeline.text.regulations import find_regulations, regulation_facts
 from pipeline.workspace import Workspace
 
 
+def file_date(info: DocumentInfo) -> str | None:
+    """The date the file states, as Weaviate stores dates (RFC 3339): when it was last modified,
+    else created; a stamp without an offset is read as UTC. None when it states none, or one
+    no calendar has (a 31 February passes the PDF date syntax)."""
+    stamp = info.modified or info.created
+    if not stamp:
+        return None
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return stamp if when.tzinfo else stamp + "Z"
+
+
 def file_facts(info: DocumentInfo, attachment: str | None) -> dict[str, Any]:
-    """What a chunk carries of the files it is in: its document's title and author, and the
-    signatures of its document and of each embedded file it sits in ("a.pdf", then
+    """What a chunk carries of the files it is in: its document's title, author and date, and
+    the signatures of its document and of each embedded file it sits in ("a.pdf", then
     "a.pdf / b.pdf"), each named by its file ("" for the document's own)."""
     parts = attachment.split(" / ") if attachment else []
     files = [""] + [" / ".join(parts[:depth]) for depth in range(1, len(parts) + 1)]
     signatures = [(name, s) for name in files
                   for s in (info.signatures if not name else info.embedded.get(name, DocumentInfo()).signatures)]
     return {
-        "title": info.title, "author": info.author, "signed_by": [s.signer for _, s in signatures],
+        "title": info.title, "author": info.author, "file_date": file_date(info),
+        "signed_by": [s.signer for _, s in signatures],
         "signatures": json.dumps([{"file": name, **s.model_dump()} for name, s in signatures], ensure_ascii=False),
         # an edit after any signature: what the file shows is not all that its signers signed
         "changed_after_signing": any(s.after == "changes" for _, s in signatures) if signatures else None,

@@ -64,10 +64,10 @@ PROPERTIES: list[tuple[str, DataType]] = [
     # whether its document's sections in two languages translate each other (a leaflet, a
     # bilingual contract); absent on chunks loaded before
     ("translated_within", DataType.BOOL),
-    # what its file says about itself (pipeline/stages/enrich.file_facts): title, author, the
-    # signers of its file and of the embedded file it is in as they state it (not verified),
-    # those signatures as JSON, and whether it changed after any of them (absent if unsigned)
-    ("title", DataType.TEXT), ("author", DataType.TEXT),
+    # what its file says about itself (pipeline/stages/enrich.file_facts): title, author, date
+    # (modified, else created), the signers of its file and of the embedded file it is in as they
+    # state it (not verified), those signatures as JSON, whether it changed after any of them
+    ("title", DataType.TEXT), ("author", DataType.TEXT), ("file_date", DataType.DATE),
     ("signed_by", DataType.TEXT_ARRAY),
     ("signatures", DataType.TEXT),
     ("changed_after_signing", DataType.BOOL),

@@ -1,0 +1,85 @@
+"""A document's date (its file's last modification, else its creation) on every chunk, shown
+by search and asked by `rosetta search --since / --until`: the rule, then three versions of a
+retention policy loaded through the real corpus_refresh DAG into the real Weaviate."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta, timezone
+
+import pytest
+
+from conftest import text_pdf
+from pipeline.contracts import DocumentInfo
+from pipeline.stages.enrich import file_date
+
+
+@pytest.mark.parametrize("info, expected", [
+    (DocumentInfo(created="2023-03-01T09:00:00+01:00", modified="2024-05-02T10:00:00Z"), "2024-05-02T10:00:00Z"),
+    (DocumentInfo(created="2023-03-01T09:00:00+01:00"), "2023-03-01T09:00:00+01:00"),  # never modified
+    (DocumentInfo(modified="2016-07-28T14:14:06"), "2016-07-28T14:14:06Z"),  # no offset: read as UTC
+    (DocumentInfo(modified="2024-02-31T00:00:00"), None),  # the PDF date syntax takes a 31 February
+    (DocumentInfo(), None),
+])
+def test_a_files_date_is_its_last_modification_else_its_creation(info, expected):
+    assert file_date(info) == expected
+
+
+POLICY = """Richtlinie zur Aufbewahrung von Geschäftsunterlagen
+§ 1 Geltungsbereich
+Diese Richtlinie gilt für alle Rechnungen, Verträge und Buchungsbelege der Gesellschaft und ihrer Niederlassungen.
+§ 2 Aufbewahrungsfristen
+Rechnungen und Buchungsbelege werden {years} Jahre aufbewahrt, gerechnet ab dem Ende des Kalenderjahres ihrer Ausstellung.
+"""
+QUESTION = "Wie lange werden Rechnungen aufbewahrt?"
+VERSIONS = {"policy-2023.pdf": ("zehn", datetime(2023, 3, 1, 9, 0, tzinfo=timezone.utc)),
+            "policy-2025.pdf": ("acht", datetime(2025, 6, 30, 10, 0, tzinfo=timezone.utc)),
+            "policy-undated.pdf": ("sieben", None)}
+
+
+@pytest.fixture(scope="module")
+def policies(settings, weaviate_server):
+    from rosetta_airflow.runner import run_dag
+
+    settings.source_dir.mkdir(parents=True, exist_ok=True)
+    for name, (years, when) in VERSIONS.items():
+        # matplotlib stamps a CreationDate of its own unless told None
+        text_pdf(POLICY.format(years=years), settings.source_dir / name,
+                 metadata={"CreationDate": when - timedelta(days=30) if when else None, "ModDate": when})
+    run_id, state = run_dag("corpus_refresh", {"paths": [], "force": False}, settings)
+    assert state == "success", run_id
+
+
+def files(result) -> set[str]:
+    return {c.properties["source_path"].rsplit("/", 1)[-1] for g in result.groups for c in g.members}
+
+
+def test_a_period_finds_the_version_dated_in_it_both_ends_inclusive(policies, settings):
+    from pipeline.retrieval import Scope, search
+
+    everything = search(QUESTION, settings)
+    assert everything.answered and files(everything) == set(VERSIONS)  # undated ones too, with no period
+    latest = search(QUESTION, settings, scope=Scope(since=date(2025, 1, 1)))
+    assert latest.answered and files(latest) == {"policy-2025.pdf"}
+    hit = latest.as_dict()["hits"][0]
+    assert hit["date"] == "2025-06-30" and "acht Jahre" in hit["text"]
+    older = search(QUESTION, settings, scope=Scope(until=date(2024, 12, 31)))
+    assert files(older) == {"policy-2023.pdf"}
+    one_day = search(QUESTION, settings, scope=Scope(since=date(2025, 6, 30), until=date(2025, 6, 30)))
+    assert files(one_day) == {"policy-2025.pdf"}
+    later = search(QUESTION, settings, scope=Scope(since=date(2025, 7, 1)))
+    assert not later.answered and later.groups == []  # dated nothing, and the undated one is in no period
+    with pytest.raises(ValueError, match="--since 2025-07-01 is after --until 2025-06-30"):
+        search(QUESTION, settings, scope=Scope(since=date(2025, 7, 1), until=date(2025, 6, 30)))
+
+
+def test_the_search_command_takes_days_and_shows_the_date(policies, settings, capsys):
+    from pipeline.cli.main import main
+
+    assert main(["search", QUESTION, "--since", "2025-01-01"]) == 0
+    out = capsys.readouterr().out
+    assert "policy-2025.pdf (2025-06-30) p.1" in out and "policy-2023" not in out, out
+    assert main(["search", QUESTION, "--until", "2020-12-31"]) == 0
+    assert "no passage found" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["search", QUESTION, "--since", "2025-13-01"])
+    assert "2025-13-01: not a day (YYYY-MM-DD)" in capsys.readouterr().err
