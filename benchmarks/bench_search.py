@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_ingest import copy_guides, free_port
+from bench_ingest import copy_sources, free_port, sources
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -50,7 +50,7 @@ def main() -> int:
     settings = get_settings()
     with vector_store.connect(settings) as client:
         if not client.collections.exists(settings.weaviate.collection):
-            source = copy_guides(ROOT / "samples" / "corpus", scratch / "source")
+            source = copy_sources(sources(ROOT / "samples" / "corpus", scans=False), scratch / "source")
             run_id, state = run_dag("corpus_refresh", {"paths": [str(source)], "force": False}, settings)
             print(f"ingested the sample corpus: {run_id} {state}")
         chunks = len(vector_store.live_collection(client, settings))
