@@ -83,3 +83,21 @@ def test_the_search_command_takes_days_and_shows_the_date(policies, settings, ca
     with pytest.raises(SystemExit):
         main(["search", QUESTION, "--since", "2025-13-01"])
     assert "2025-13-01: not a day (YYYY-MM-DD)" in capsys.readouterr().err
+
+
+def test_a_dated_documents_chunks_come_back_with_their_date_when_a_batch_is_rolled_back(policies, settings):
+    """A forced re-ingestion replaces the policy's chunks and keeps them in replaced_chunks.json;
+    rolling the batch back puts them back, date and all (a datetime written as JSON text by
+    str() was no date Weaviate would take back)."""
+    from pipeline.publish.promote import rollback_promoted
+    from pipeline.retrieval import Scope, search
+    from rosetta_airflow.runner import run_dag
+
+    path = settings.source_dir / "policy-2025.pdf"
+    before = search(QUESTION, settings, scope=Scope(since=date(2025, 1, 1))).as_dict()["hits"][0]
+    run_id, state = run_dag("corpus_refresh", {"paths": [str(path)], "force": True}, settings)
+    assert state == "success", run_id
+    journal = rollback_promoted(run_id, settings)
+    assert journal["state"] == "rolled_back" and journal["restored"] >= 1, journal
+    after = search(QUESTION, settings, scope=Scope(since=date(2025, 1, 1))).as_dict()["hits"][0]
+    assert after["chunk_id"] == before["chunk_id"] and after["date"] == "2025-06-30"

@@ -11,6 +11,7 @@ import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any, Iterator
 from urllib.parse import urlparse
 
@@ -284,8 +285,7 @@ def live_collection(client: weaviate.WeaviateClient, settings: Settings):
 
 
 def live_chunks(settings: Settings, props: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(uuid, properties) of every live chunk, by cursor (no result-window limit); none
-    when the live collection does not exist yet."""
+    """(uuid, properties) of every live chunk, by cursor (no result-window limit); none without one."""
     with connect(settings) as client:
         if not client.collections.exists(settings.weaviate.collection):
             return
@@ -341,12 +341,11 @@ def iterate_objects(collection, doc_ids: list[str] | None = None, include_vector
                     page_size: int = 500, filters=None) -> Iterator[tuple[str, dict[str, Any], list[float] | None]]:
     """All objects, or those of some documents (also matching ``filters``), with their vectors.
 
-    Unfiltered reads page by uuid cursor. Weaviate's cursor does not combine with filters, and
-    a filtered read pages by offset, which the server caps at QUERY_MAXIMUM_RESULTS (10,000 by
-    default): a larger selection (a forced refresh of a big corpus, the rollback of a big batch)
-    is read one document at a time, in windows of chunk_index (each version of a document
-    numbers its chunks from 0). A doc_id filter matches words, not the whole id (``doc-a``
-    is ``doc`` once the stopword ``a`` is dropped): rows of other documents are left out here.
+    Unfiltered reads page by uuid cursor. Weaviate's cursor does not combine with filters, and a filtered
+    read pages by offset, which the server caps at QUERY_MAXIMUM_RESULTS (10,000 by default): a larger
+    selection (a forced refresh of a big corpus, the rollback of a big batch) is read one document at a
+    time, in windows of chunk_index (each version of a document numbers its chunks from 0). A doc_id filter
+    matches words, not the whole id (stopword ``a`` dropped, ``doc-a`` is ``doc``): others' rows are left out.
     """
     if doc_ids is None:
         after = None
@@ -383,8 +382,9 @@ OFFSET_CAP = 10_000  # Weaviate's default QUERY_MAXIMUM_RESULTS: offset + limit 
 
 
 def _rows(objects, include_vector: bool) -> Iterator[tuple[str, dict[str, Any], list[float] | None]]:
-    for obj in objects:
-        yield str(obj.uuid), dict(obj.properties), obj.vector.get("default") if include_vector and obj.vector else None
+    for obj in objects:  # replaced_chunks.json holds rows: a datetime would come back as str()'s text
+        properties = {k: v.isoformat() if isinstance(v, datetime) else v for k, v in obj.properties.items()}
+        yield str(obj.uuid), properties, obj.vector.get("default") if include_vector and obj.vector else None
 
 
 def list_uuids(collection, page_size: int = 2000) -> list[str]:
