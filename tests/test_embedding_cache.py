@@ -56,6 +56,12 @@ def test_trimming_keeps_the_most_recently_used_within_the_bound(tmp_path):
     embedder.encoded.clear()
     cache.encode([f"clause {i}" for i in range(10)])
     assert "clause 0" not in embedder.encoded and len(embedder.encoded) == 2
+    # a temporary file a killed writer left goes by its age like the rest
+    orphan = cache.root / "00" / ".tmp-left-by-a-killed-writer.f32"
+    orphan.parent.mkdir(exist_ok=True)
+    orphan.write_bytes(b"\0" * size)
+    os.utime(orphan, (1_000, 1_000))
+    assert trim(tmp_path, 10 * size / 2**20, "embedding cache") == 2 and not orphan.exists()
 
 
 def test_a_cache_that_cannot_be_opened_is_skipped_with_a_warning(tmp_path, caplog):

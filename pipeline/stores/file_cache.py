@@ -50,12 +50,11 @@ class FileCache:
 
 def trim(folder: Path, max_mb: float, what: str) -> int:
     """Delete the least recently used files under ``folder`` past ``max_mb`` (down to nine
-    tenths of it, so that each batch does not trim again); returns how many went. Files being
-    written (a leading dot) are left alone."""
+    tenths of it, so that each batch does not trim again); returns how many went. A temporary
+    file a killed writer left behind goes by its age like the rest (one being written is the
+    newest, and its writer's rename fails with a warning if it goes)."""
     files = []
     for path in folder.rglob("*"):
-        if path.name.startswith("."):
-            continue
         try:
             stat = path.stat()
         except FileNotFoundError:  # trimmed or written over meanwhile
