@@ -1,16 +1,17 @@
-"""Which documents a search looks in: `rosetta search --in PATH --signed-by NAME`, the API's
-``Scope``.
+"""Which documents a search looks in: `rosetta search --in PATH --signed-by NAME --since DAY
+--until DAY`, the API's ``Scope``.
 
 A compliance team asks of one folder of contracts, of one regulation, of what one person
 signed, or of what was issued in a period. Dates are the file's own (its last modification,
-else its creation: ``file_date``), compared in UTC, both ends inclusive; documents that state
-no date are outside any period. Paths are matched against the document registry, every path a document is known by
-(a copy's too), so a file, a folder and a glob pattern all work and a match is exact; a
-pattern is read relative to the source folder (as search shows a hit's file) and relative to
-the working directory. Signers: every word of the name, in any case, in one of the names of
-the chunk's signers; Weaviate's filter on ``signed_by`` finds the words among all its signers'
-names ("Erika Pérez" took a file Erika Mustermann and Juan Pérez signed), so candidates are
-held to one name each (docs/retrieval.md, "Searching some documents").
+else its creation: ``file_date``), compared in UTC, both ends inclusive; documents that
+state no date are outside any period. Paths are matched against the document registry, every
+path a document is known by (a copy's too), so a file, a folder and a glob pattern all work
+and a match is exact; a pattern is read relative to the source folder (as search shows a
+hit's file) and relative to the working directory. Signers: every word of the name, in any
+case, in one of the names of the chunk's signers; Weaviate's filter on ``signed_by`` finds
+the words among all its signers' names ("Erika Pérez" took a file Erika Mustermann and Juan
+Pérez signed), so candidates are held to one name each (docs/retrieval.md, "Searching some
+documents").
 """
 
 from __future__ import annotations
