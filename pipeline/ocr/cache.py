@@ -7,11 +7,12 @@ reprocess``, ``rosetta ingest --force`` after an upgrade of anything but the OCR
 that comes back with a signature page added. Each page's reading (``PageOcr``, in the pixel
 frame of the image it was given) is a JSON file under ``<data_root>/ocr-cache/``, named by
 the sha256 of the image's pixels and shape, the vertical models asked for, the recogniser's
-name, Tesseract's and OpenCV's versions and the source of pipeline/ocr itself: any change to
-the OCR code or its engines reads every page afresh, so a cached reading is always the one
-this code would give. Shared by worker processes and containers without a lock
-(pipeline/stores/file_cache.py); trimmed at each batch's finish to ``extraction.ocr_cache_mb``
-(0 turns it off); one that cannot be read or written is skipped with a warning.
+name, Tesseract's, OpenCV's and ONNX Runtime's versions and the source of pipeline/ocr
+itself: any change to the OCR code or its engines reads every page afresh (a Tesseract model
+file replaced without a new Tesseract is not seen: delete the folder then). Shared by worker
+processes and containers without a lock (pipeline/stores/file_cache.py); trimmed at each
+batch's finish to ``extraction.ocr_cache_mb`` (0 turns it off); one that cannot be read or
+written is skipped with a warning.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import asdict
 from functools import lru_cache
+from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
@@ -37,10 +39,11 @@ SUFFIX = ".json"
 
 @lru_cache(maxsize=1)
 def ocr_code_digest() -> str:
-    """The OCR package's source, hashed: a change to any of its modules is another reader."""
+    """The OCR package's source and the libraries under its recognisers, hashed: a change to any
+    of them is another reader."""
     import cv2
 
-    digest = hashlib.sha256(f"opencv {cv2.__version__}\n".encode())
+    digest = hashlib.sha256(f"opencv {cv2.__version__} onnxruntime {version('onnxruntime')}\n".encode())
     for module in sorted(Path(__file__).parent.glob("*.py")):
         digest.update(module.name.encode() + b"\n" + module.read_bytes())
     return digest.hexdigest()
