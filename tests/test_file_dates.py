@@ -101,3 +101,13 @@ def test_a_dated_documents_chunks_come_back_with_their_date_when_a_batch_is_roll
     assert journal["state"] == "rolled_back" and journal["restored"] >= 1, journal
     after = search(QUESTION, settings, scope=Scope(since=date(2025, 1, 1))).as_dict()["hits"][0]
     assert after["chunk_id"] == before["chunk_id"] and after["date"] == "2025-06-30"
+
+
+def test_rosetta_extract_prints_the_dates_the_file_states(policies, settings, capsys):
+    from pipeline.cli.main import main
+
+    assert main(["extract", str(settings.source_dir / "policy-2025.pdf")]) == 0
+    out = capsys.readouterr().out
+    assert "  created: 2025-05-31T10:00:00Z" in out and "  modified: 2025-06-30T10:00:00Z" in out, out
+    assert main(["extract", str(settings.source_dir / "policy-undated.pdf")]) == 0
+    assert "created:" not in capsys.readouterr().out

@@ -108,7 +108,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
         print(f"{args.file}: {len(pages)} page(s), language {doc_lang} ({doc_conf:.2f})")
         for name, info in [("", extracted.info), *extracted.info.embedded.items()]:
             where = f"  {name}: " if name else "  "  # an embedded PDF's own title and signatures, by its name
-            for label, value in (("title", info.title), ("author", info.author)):
+            for label, value in (("title", info.title), ("author", info.author), ("created", info.created),
+                                 ("modified", info.modified)):
                 if value:
                     print(f"{where}{label}: {value}")
             for s in info.signatures:
