@@ -23,7 +23,6 @@ import logging
 from collections.abc import Callable
 from dataclasses import asdict
 from functools import lru_cache
-from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
@@ -42,8 +41,9 @@ def ocr_code_digest() -> str:
     """The OCR package's source and the libraries under its recognisers, hashed: a change to any
     of them is another reader."""
     import cv2
+    import onnxruntime  # by its module: a deployment may install onnxruntime-gpu or another build
 
-    digest = hashlib.sha256(f"opencv {cv2.__version__} onnxruntime {version('onnxruntime')}\n".encode())
+    digest = hashlib.sha256(f"opencv {cv2.__version__} onnxruntime {onnxruntime.__version__}\n".encode())
     for module in sorted(Path(__file__).parent.glob("*.py")):
         digest.update(module.name.encode() + b"\n" + module.read_bytes())
     return digest.hexdigest()
