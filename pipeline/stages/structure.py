@@ -164,6 +164,7 @@ def tag(doc: CleanedDocument) -> StructuredDocument:
     elements: list[Element] = []
     markers: list[tuple[int, str, str]] = []
     open_clauses: list[Element] = []  # stack, innermost last
+    single_lines: set[str | None] = set()  # clauses of single_line forms: "一　…" holds its "イ　…" only
     counter = 0
     last_end = 0
 
@@ -190,6 +191,10 @@ def tag(doc: CleanedDocument) -> StructuredDocument:
         following = pieces[i + 1] if i + 1 < len(pieces) else None
         found = piece.match
         caption: Piece | None = None
+        opens = found.level if found and found.form.type == "CLAUSE" else None
+        held = next((c for c in open_clauses if c.clause_id in single_lines), None)
+        if held is not None and (opens is None or opens <= held.level):
+            close_until(held.level, last_end)  # a single-line item holds only the clauses under it
         if piece.start in attachment_starts:
             # An embedded file's name line (pipeline.stages.language): no clause of the document
             # goes on into it, and its name heads its chunks, above its own headings.
@@ -260,7 +265,7 @@ def tag(doc: CleanedDocument) -> StructuredDocument:
                 content(caption.start, caption.end)
             content(piece.start, end)
             if found.form.single_line:
-                close_until(found.level, end)
+                single_lines.add(clause.clause_id)
         last_end = end
         i += 1
     close_until(0, last_end)

@@ -17,6 +17,7 @@ import yaml
 FORMS_FILE = Path(__file__).with_name("clause_forms.yaml")
 TITLE_MAX_CHARS = 120
 ROMAN = ["", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII"]
+IROHA = ["", *"イロハニホヘトチリヌルヲ"]  # 号の細分 in order
 HAN = ["〇", "一", "二", "三", "四", "五", "六", "七", "八", "九", "十", "十一", "十二"]
 FULLWIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
 HAN_DIGITS = {**{digit: value for value, digit in enumerate(HAN[:10])}, "零": 0}
@@ -50,11 +51,12 @@ class Form:
     sequence: bool
     nested: bool  # an item ("a)", "1. die ..."): only inside an open clause, never a top-level one
     max_line_chars: int
-    example: str  # a line the form opens; {n} {roman} {han} {fw} {letter} stand for its number
+    example: str  # a line the form opens; {n} {roman} {han} {fw} {letter} {iroha} stand for its number
 
     def example_line(self, number: int) -> str:
         return self.example.format(n=number, roman=ROMAN[number], han=HAN[number],
-                                   fw=str(number).translate(FULLWIDTH), letter=chr(ord("a") + number - 1))
+                                   fw=str(number).translate(FULLWIDTH), letter=chr(ord("a") + number - 1),
+                                   iroha=IROHA[number])
 
     def level_of(self, number: str) -> int:
         return self.base + number.count(".") if self.level == "dotted" else int(self.level)
