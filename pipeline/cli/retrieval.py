@@ -205,7 +205,7 @@ def register(subparsers) -> None:
                    help="only documents at this file, folder or pattern (relative to the source folder or "
                         "the working directory; repeat for more)")
     p.add_argument("--signed-by", metavar="NAME", help="only documents (or embedded files) one of whose signers' "
-                                                       "names holds these words, in any case")
+                                                       "names holds these words, in any case, with or without accents")
     p.add_argument("--since", type=_day, metavar="YYYY-MM-DD",
                    help="only documents whose file is dated (last modified, else created) on or after this day")
     p.add_argument("--until", type=_day, metavar="YYYY-MM-DD", help="... on or before this day")

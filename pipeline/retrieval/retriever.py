@@ -258,7 +258,7 @@ class Retriever:
     def search(self, query: str, limit: int = 5, lang: str | None = None, mode: Mode = "hybrid",
                scope: Scope | None = None) -> SearchResult:
         """One question; ``scope``: some documents only (pipeline/retrieval/scope.py)."""
-        where = resolve(scope, self.settings)
+        where = resolve(scope, self.settings, self.collection)
         query_lang = self.query_language(query)
         vector = self.query_vector(query, query_lang)
         candidates = self.candidates(query, query_lang, vector, mode, lang, scope=where)

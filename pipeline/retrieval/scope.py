@@ -8,10 +8,12 @@ state no date are outside any period. Paths are matched against the document reg
 path a document is known by (a copy's too), so a file, a folder and a glob pattern all work
 and a match is exact; a pattern is read relative to the source folder (as search shows a
 hit's file) and relative to the working directory. Signers: every word of the name, in any
-case, in one of the names of the chunk's signers; Weaviate's filter on ``signed_by`` finds
-the words among all its signers' names ("Erika Pérez" took a file Erika Mustermann and Juan
-Pérez signed), so candidates are held to one name each (docs/retrieval.md, "Searching some
-documents").
+case and with or without its accents ("juan perez" for Juan Pérez), in one of the names of the
+chunk's signers. The names the collection holds are read first (a name no signer has is an
+error, as a path no document has is), and Weaviate's filter on ``signed_by`` takes those that
+fit; it finds their words among all of a chunk's signers' names ("Erika Pérez" would take a
+file Erika Mustermann and Juan Pérez signed), so candidates are held to one name each
+(docs/retrieval.md, "Searching some documents").
 """
 
 from __future__ import annotations
@@ -19,13 +21,18 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
 
+from weaviate.classes.aggregate import Metrics
 from weaviate.classes.query import Filter
 
 from pipeline.config import Settings
+
+
+MAX_SIGNERS = 100_000  # distinct signers' names read (without a limit Weaviate returns the most frequent few)
 
 
 @dataclass(frozen=True)
@@ -52,8 +59,23 @@ class ScopeFilter:
 
 
 def words(text: str) -> frozenset[str]:
-    """A name's words as Weaviate's word tokenizer cuts them: letters and digits, any case."""
-    return frozenset(re.findall(r"[^\W_]+", text.casefold()))
+    """A name's words as Weaviate's word tokenizer cuts them (letters and digits), in any case
+    and without accents."""
+    folded = "".join(ch for ch in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(ch))
+    return frozenset(re.findall(r"[^\W_]+", folded))
+
+
+def signers_named(collection, name: str) -> list[str]:
+    """The signers' names the collection holds that have every word of ``name``; ValueError
+    when none has."""
+    held = collection.aggregate.over_all(return_metrics=Metrics("signed_by").text(
+        top_occurrences_value=True, limit=MAX_SIGNERS)).properties["signed_by"].top_occurrences
+    wanted = words(name)
+    named = sorted(o.value for o in held if wanted <= words(o.value))
+    if not named:
+        raise ValueError(f"--signed-by {name}: no document Rosetta holds was signed by that name "
+                         "(every word of it is looked for in one signer's name, in any case, with or without accents)")
+    return named
 
 
 def _forms(pattern: str, settings: Settings) -> list[str]:
@@ -89,7 +111,8 @@ def _day_start(day: date) -> datetime:
     return datetime.combine(day, time(), tzinfo=timezone.utc)
 
 
-def resolve(scope: Scope | None, settings: Settings) -> ScopeFilter:
+def resolve(scope: Scope | None, settings: Settings, collection) -> ScopeFilter:
+    """The scope over ``collection`` (which holds the signers' names)."""
     if scope is None or not (scope.paths or scope.signed_by.strip() or scope.since or scope.until):
         return ScopeFilter(None, None)
     if scope.since and scope.until and scope.since > scope.until:
@@ -103,5 +126,5 @@ def resolve(scope: Scope | None, settings: Settings) -> ScopeFilter:
     if doc_ids is not None:
         parts.append(Filter.by_property("doc_id").contains_any(sorted(doc_ids)))
     if scope.signed_by.strip():
-        parts.append(Filter.by_property("signed_by").contains_any([scope.signed_by.strip()]))
+        parts.append(Filter.by_property("signed_by").contains_any(signers_named(collection, scope.signed_by)))
     return ScopeFilter(Filter.all_of(parts) if len(parts) > 1 else parts[0], doc_ids, words(scope.signed_by))
