@@ -78,6 +78,11 @@ def test_the_search_command_takes_days_and_shows_the_date(policies, settings, ca
     assert main(["search", QUESTION, "--since", "2025-01-01"]) == 0
     out = capsys.readouterr().out
     assert "policy-2025.pdf (2025-06-30) p.1" in out and "policy-2023" not in out, out
+    assert main(["search", QUESTION]) == 0  # the other versions listed under a hit, each with its date
+    listed = [line for line in capsys.readouterr().out.splitlines() if line.lstrip().startswith(("≈", "="))]
+    dated = [line for line in listed if "policy-2023.pdf" in line or "policy-2025.pdf" in line]
+    assert dated and all("policy-2023.pdf (2023-03-01) p.1" in line or "policy-2025.pdf (2025-06-30) p.1" in line
+                         for line in dated), listed
     assert main(["search", QUESTION, "--until", "2020-12-31"]) == 0
     assert "no passage found" in capsys.readouterr().out
     with pytest.raises(SystemExit):

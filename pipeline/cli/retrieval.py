@@ -38,19 +38,22 @@ def cmd_search(args: argparse.Namespace) -> int:
     for i, hit in enumerate(shown["hits"], 1):
         snippet = " ".join(hit["text"].split())[:110]
         title = f" \"{hit['title']}\"" if hit["title"] else ""
-        dated = f" ({hit['date']})" if hit["date"] else ""
-        print(f"  {i}. {hit['score']:.3f} [{hit['lang']}] {hit['source']}{title}{dated} p.{hit['page']}: {snippet}")
+        print(f"  {i}. {hit['score']:.3f} [{hit['lang']}] {hit['source']}{title}{_dated(hit)} p.{hit['page']}: {snippet}")
         if hit["signatures"]:
             signers = ", ".join((s["signer"] or "(signer unread)") + (f" ({s['file']})" if s.get("file") else "")
                                 + (" (does NOT match the signed bytes)" if s["intact"] is False else "")
                                 for s in hit["signatures"])
             changed = ", changed after it was signed" if hit["changed_after_signing"] else ""
             print(f"       signed by {signers}{changed}")
-        for t in hit["translations"]:
-            print(f"       = [{t['lang']}] {t['source']} p.{t['page']} (similarity {t['similarity']:.3f})")
+        for t in hit["translations"]:  # each with its own file's date: one language's version may be older
+            print(f"       = [{t['lang']}] {t['source']}{_dated(t)} p.{t['page']} (similarity {t['similarity']:.3f})")
         for c in hit["copies"]:
-            print(f"       ≈ [{c['lang']}] {c['source']} p.{c['page']} (the same text; similarity {c['similarity']:.3f})")
+            print(f"       ≈ [{c['lang']}] {c['source']}{_dated(c)} p.{c['page']} (the same text; similarity {c['similarity']:.3f})")
     return 0
+
+
+def _dated(chunk: dict) -> str:
+    return f" ({chunk['date']})" if chunk["date"] else ""
 
 
 # option -> what it declares (pipeline.stores.document_registry.declare) and how that reads
