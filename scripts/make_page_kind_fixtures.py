@@ -9,6 +9,8 @@ each with its truth (.txt, one paragraph per line):
     es-horizontal-rot90, ja-vertical-rot180, zh-cn-horizontal-rot270, zh-tw-vertical-code,
     ja-vertical-heading
 
+the statute pages ja-statute-horizontal and ja-statute-vertical (paragraphs and items of a
+Japanese statute, scripts/fetch_legal_texts.py ``fetch_statute``, from its tuning split),
 and mixed-page.pdf: a born-digital page (Helvetica text layer, English) with a scanned
 grayscale region (the en image-only fixture) pasted below the text; its truth is
 mixed-page.txt (text layer lines, then the scan's paragraph).
@@ -31,6 +33,7 @@ import pypdfium2.raw as pdfium_c
 import fetch_doc_packages as docs
 import render_scans
 import scan_pages
+from fetch_legal_texts import fetch_statute
 from make_test_fixtures import report_sizes
 from scan_pages import PageSpec
 
@@ -50,6 +53,10 @@ KINDS = [
     # a horizontal heading over vertical text: each block read in its own direction
     ("ja-vertical-heading", PageSpec("ja", "vertical-heading", 11, "serif", **SMALL), 20),
 ]
+# a statute's 項 and 号 lines, each number set apart by a full-width space (from 第三条 ２ on)
+STATUTE_KINDS = [("ja-statute-horizontal", PageSpec("ja", "horizontal", 10, "sans", **SMALL)),
+                 ("ja-statute-vertical", PageSpec("ja", "vertical", 11, "serif", **SMALL))]
+STATUTE_FIRST = "２　次に掲げる命令等を定める行為については"
 SHORT = 160  # characters: paragraphs short enough for a small page
 
 
@@ -90,6 +97,12 @@ def main() -> int:
     for seed, (name, spec, first) in enumerate(KINDS):
         short = [p for p in texts[spec.lang] if len(p) <= SHORT][first:]
         used = scan_pages.render_page(short, spec, OUT / f"{name}.pdf", seed=100 + seed)
+        (OUT / f"{name}.txt").write_text("\n".join(used) + "\n", encoding="utf-8")
+        written += [OUT / f"{name}.pdf", OUT / f"{name}.txt"]
+    statute = fetch_statute()
+    first = next(i for i, line in enumerate(statute) if line.startswith(STATUTE_FIRST))
+    for seed, (name, spec) in enumerate(STATUTE_KINDS):
+        used = scan_pages.render_page(statute[first:], spec, OUT / f"{name}.pdf", seed=200 + seed)
         (OUT / f"{name}.txt").write_text("\n".join(used) + "\n", encoding="utf-8")
         written += [OUT / f"{name}.pdf", OUT / f"{name}.txt"]
     fixtures = docs.ROOT / "tests" / "fixtures"

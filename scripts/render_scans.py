@@ -129,8 +129,9 @@ def tokenize(paragraph: str, font: ImageFont.FreeTypeFont, vertical: bool) -> li
     """Split into break opportunities: each wide char, each Latin word, each space."""
     tokens: list[Token] = []
     for piece in re.findall(r"\s+|\S+", paragraph):
-        if piece[0].isspace():
-            tokens.append(Token(" ", round(font.getlength(" "))))
+        if piece[0].isspace():  # an ideographic space takes a whole cell, as a statute's do
+            wide = piece.count("\u3000")
+            tokens.append(Token(" ", round(wide * font.size if wide else font.getlength(" "))))
             continue
         for run in _runs(piece):
             if vertical:

@@ -49,6 +49,7 @@ from pipeline.ocr.engines import (Recogniser, osd_rotation, recogniser, spaced_t
 from pipeline.ocr.geometry import Line, deskew, detect_direction, islands, other_direction, rotate90, unrotate_box
 from pipeline.ocr.layout import layout, line_crop
 from pipeline.ocr.noise import clean_page
+from pipeline.ocr.spaces import restore_leading_spaces
 
 log = logging.getLogger(__name__)
 
@@ -332,6 +333,8 @@ def ocr_page(gray: np.ndarray, vertical_models: dict[str, str], rec: Recogniser 
         log.debug("%d line candidate(s) under recognition score %.2f rejected: %s", len(rejected), MIN_LINE_SCORE,
                   "; ".join(f"{text!r} {score:.2f}" for text, score in rejected))
     lines, texts, engines, directions = _in_reading_order(reads)
+    if script is not None:  # CJK: a statute's 項 and 号 numbers stand apart by a space (ocr.spaces)
+        texts = restore_leading_spaces(page, lines, texts, directions)
     blocks = _blocks(lines, texts, engines, directions, rotation, shape)
     used = [name for line_engines in engines for name in line_engines.split(" + ")]
     return PageOcr(blocks=blocks, direction=direction, rotation=rotation, engines=list(dict.fromkeys(used)),
