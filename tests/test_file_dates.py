@@ -83,6 +83,10 @@ def test_the_search_command_takes_days_and_shows_the_date(policies, settings, ca
     dated = [line for line in listed if "policy-2023.pdf" in line or "policy-2025.pdf" in line]
     assert dated and all("policy-2023.pdf (2023-03-01) p.1" in line or "policy-2025.pdf (2025-06-30) p.1" in line
                          for line in dated), listed
+    # a version is no "same text": the words it differs in are shown (here, how many years)
+    versions = [line for line in listed if "another version" in line]
+    assert versions and all(f"→ «{VERSIONS[name][0]}»" in line for line in versions for name in VERSIONS
+                            if name in line), listed
     assert main(["search", QUESTION, "--until", "2020-12-31"]) == 0
     assert "no passage found" in capsys.readouterr().out
     with pytest.raises(SystemExit):

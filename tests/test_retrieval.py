@@ -20,6 +20,7 @@ from pipeline.retrieval.fusion import (
     Candidate,
     FusionParams,
     Group,
+    differences,
     fuse,
     group_translations,
     is_copy,
@@ -187,6 +188,22 @@ def test_the_same_text_in_another_document_is_a_copy_under_the_hit():
     assert [c.uuid for c in groups[0].copies] == ["scan"]
     assert [g.shown.uuid for g in groups] == ["ja", "mpl", "apache"]
     assert is_copy(ranked[2], ranked[2]) and not is_copy(ranked[2], ranked[3])
+
+
+@pytest.mark.parametrize("text, copy, lang, differs", [
+    # two versions of a policy: the one word that counts
+    ("§ 2 Rechnungen werden zehn Jahre aufbewahrt, gerechnet ab dem Ende des Jahres.",
+     "Rechnungen werden acht Jahre aufbewahrt, gerechnet ab dem Ende des Jahres. § 3", "de", [("zehn", "acht")]),
+    ("Personal data shall be deleted after 30 days.", "Personal data shall not be deleted after 90 days.", "en",
+     [("", "not"), ("30", "90")]),
+    # cut at other sentences, read by OCR with other spacing and case, other punctuation: the same
+    ("First sentence. The fee is due within 30 days of the invoice date.",
+     "the fee is due  within 30 days of the invoice-date. A last one.", "en", []),
+    ("Debian パッケージをきちんと作成します。", "Debianパッケージをきちんと作成します", "ja", []),
+    ("保存期间为十年。合同亦同。", "保存期間為八年。合同亦同。", "zh", [("十", "八")]),  # traditional read as simplified
+])
+def test_a_copy_lists_where_its_words_differ_from_the_text(text, copy, lang, differs):
+    assert differences(text, copy, lang) == differs
 
 
 def test_a_copy_in_the_document_written_in_its_language_is_shown_and_the_others_listed():

@@ -48,12 +48,27 @@ def cmd_search(args: argparse.Namespace) -> int:
         for t in hit["translations"]:  # each with its own file's date: one language's version may be older
             print(f"       = [{t['lang']}] {t['source']}{_dated(t)} p.{t['page']} (similarity {t['similarity']:.3f})")
         for c in hit["copies"]:
-            print(f"       ≈ [{c['lang']}] {c['source']}{_dated(c)} p.{c['page']} (the same text; similarity {c['similarity']:.3f})")
+            print(f"       ≈ [{c['lang']}] {c['source']}{_dated(c)} p.{c['page']} ({_sameness(c)}; "
+                  f"similarity {c['similarity']:.3f})")
     return 0
 
 
 def _dated(chunk: dict) -> str:
     return f" ({chunk['date']})" if chunk["date"] else ""
+
+
+def _sameness(copy: dict) -> str:
+    """A copy is the same text, or another version of it (a policy's, an OCR reading's): its
+    first differences are shown."""
+    differs = copy["differs"]
+    if not differs:
+        return "the same text"
+
+    def words(text: str) -> str:
+        return f"«{text[:40]}{'…' if len(text) > 40 else ''}»" if text else "—"
+
+    shown = ", ".join(f"{words(ours)} → {words(theirs)}" for ours, theirs in differs[:2])
+    return f"another version: {shown}" + (f" and {len(differs) - 2} more" if len(differs) > 2 else "")
 
 
 # option -> what it declares (pipeline.stores.document_registry.declare) and how that reads

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from functools import cache
 from typing import Any
 
@@ -210,6 +211,31 @@ def is_copy(a: Candidate, b: Candidate) -> bool:
     """Whether two chunks hold the same text (``COPY_SHARE`` of the shorter one's trigrams)."""
     return _shares_text(_trigrams(a.properties.get("text", ""), a.lang),
                         _trigrams(b.properties.get("text", ""), b.lang))
+
+
+def differences(text: str, copy: str, lang: str) -> list[tuple[str, str]]:
+    """Where a copy's words differ from the text's, inside the stretch both hold (a copy cut at
+    other sentences differs in nothing there): pairs of (the text's words, the copy's), "" for
+    words one of them lacks. Case, punctuation and spacing are no difference, nor are traditional
+    and simplified Chinese characters (as ``_trigrams`` reads them). Two versions of a policy are
+    each other's copy (most of their trigrams) and may differ in its one number that counts."""
+    first, second = list(_TOKEN.finditer(text)), list(_TOKEN.finditer(copy))
+
+    def words(found: list[re.Match[str]]) -> list[str]:
+        folded = [m.group().casefold() for m in found]
+        return [_simplified().convert(w) for w in folded] if lang == "zh" else folded
+
+    ops = SequenceMatcher(None, words(first), words(second), autojunk=False).get_opcodes()
+    while ops and ops[0][0] != "equal":
+        ops.pop(0)
+    while ops and ops[-1][0] != "equal":
+        ops.pop()
+    pairs = [(_span(text, first[i1:i2]), _span(copy, second[j1:j2])) for tag, i1, i2, j1, j2 in ops if tag != "equal"]
+    return [(a, b) for a, b in pairs if "".join(a.split()) != "".join(b.split())]  # "Debian Buster" read as one word
+
+
+def _span(text: str, found: list[re.Match[str]]) -> str:
+    return " ".join(text[found[0].start():found[-1].end()].split()) if found else ""
 
 
 def _in_own_document(c: Candidate) -> bool:

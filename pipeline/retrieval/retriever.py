@@ -29,6 +29,7 @@ from pipeline.retrieval.fusion import (
     Candidate,
     FusionParams,
     Group,
+    differences,
     fuse,
     group_translations,
     weigh_lexical_hits,
@@ -73,10 +74,19 @@ class SearchResult:
                     "changed_after_signing": p.get("changed_after_signing"), "date": _day_of(p.get("file_date")),
                     "similarity": round(c.similarity, 4)}
 
+        def copy(c: Candidate, group: Group) -> dict[str, Any]:
+            """A copy, with where its words differ from the member in its language it is closest
+            to (another version of a policy, an OCR reading of the same page)."""
+            text = c.properties.get("text", "")
+            differs = min((differences(m.properties.get("text", ""), text, c.lang)
+                           for m in [group.shown, *group.translations] if m.lang == c.lang), key=len, default=[])
+            return {**chunk(c), "differs": [list(pair) for pair in differs]}
+
         return {"query": self.query, "query_lang": self.query_lang, "answered": self.answered,
                 "best_score": round(self.best_score, 4), "answer_probability": round(self.answer_probability, 4),
                 "hits": [{"score": round(g.score, 4), **chunk(g.shown), "text": g.shown.properties.get("text", ""),
-                          "translations": [chunk(t) for t in g.translations], "copies": [chunk(c) for c in g.copies]}
+                          "translations": [chunk(t) for t in g.translations],
+                          "copies": [copy(c, g) for c in g.copies]}
                          for g in self.groups]}
 
 
