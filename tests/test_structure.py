@@ -157,3 +157,20 @@ def test_a_contents_entry_read_as_a_clause_ends_at_the_next_contents_line():
     tocs = [e for e in doc.elements if e.type == "TOC"]
     assert len(tocs) >= 4
     assert not [(e.start, cid) for e in tocs for cid, (a, b) in spans.items() if a <= e.start and e.end <= b]
+
+
+def test_a_sub_item_letter_read_as_its_look_alike_is_that_sub_item_unless_it_is_the_next_item():
+    """OCR reads ロ as 口, ハ as 八, ニ as 二 (行政手続法 第二条 on a scanned tuning page). After
+    item 一's ハ, "二　" is item 二; after item 四's ハ it is sub-item ニ."""
+    text = "\n".join(["第二条　この法律において、次の各号に掲げる用語の意義は、当該各号に定めるところによる。",
+                      "一　法令　法律をいう。", "イ　事実上の行為", "口　申請により求められた処分",
+                      "八　名あて人の同意の下にされる処分", "二　処分　行政庁の処分をいう。",
+                      "四　不利益処分　行政庁がする処分をいう。ただし、次のいずれかに該当するものを除く。",
+                      "イ　事実上の行為", "ロ　申請により求められた処分", "ハ　名あて人の同意の下にされる処分",
+                      "二　許認可等の効力を失わせる処分", "五　行政機関　次に掲げる機関をいう。"])
+    tagged = structure.tag(cleaned(text, "ja"))
+    numbers = {e.clause_id: e.number for e in tagged.elements if e.type == "CLAUSE"}
+    assert [(e.level, e.number, numbers.get(e.parent_id)) for e in tagged.elements if e.type == "CLAUSE"] == [
+        (3, "第二条", None), (5, "一", "第二条"), (7, "イ", "一"), (7, "ロ", "一"), (7, "ハ", "一"),
+        (5, "二", "第二条"), (5, "四", "第二条"), (6, "但し書", "四"), (7, "イ", "但し書"), (7, "ロ", "但し書"),
+        (7, "ハ", "但し書"), (7, "ニ", "但し書"), (5, "五", "第二条")]

@@ -27,7 +27,7 @@ from pipeline.contracts import (
     StructuredDocument,
 )
 from pipeline.stages import LANGUAGE, STRUCTURE
-from pipeline.text.clauses import ITEM_END, TITLE_MAX_CHARS, Match, match_line
+from pipeline.text.clauses import ITEM_END, TITLE_MAX_CHARS, Match, match_line, next_subitem
 from pipeline.text.toc import toc_lines
 from pipeline.workspace import Workspace
 
@@ -191,6 +191,8 @@ def tag(doc: CleanedDocument) -> StructuredDocument:
         following = pieces[i + 1] if i + 1 < len(pieces) else None
         found = piece.match
         caption: Piece | None = None
+        if letter := next_subitem(text[piece.start:piece.end], doc.lang, [c.number for c in open_clauses]):
+            found = letter  # OCR read the next sub-item's letter as its look-alike (ニ as 二)
         opens = found.level if found and found.form.type == "CLAUSE" else None
         held = next((c for c in open_clauses if c.clause_id in single_lines), None)
         if held is not None and (opens is None or opens <= held.level):

@@ -17,7 +17,10 @@ import yaml
 FORMS_FILE = Path(__file__).with_name("clause_forms.yaml")
 TITLE_MAX_CHARS = 120
 ROMAN = ["", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII"]
-IROHA = ["", *"イロハニホヘトチリヌルヲ"]  # 号の細分 in order
+IROHA = ["", *"イロハニホヘトチリヌルヲワカヨタレソツネナラム"]  # 号の細分 in order, from 1
+# What OCR reads for some of those letters: their Han or hiragana look-alikes (ニ as the numeral
+# 二 opened an item where sub-item ニ stood, on a scanned statute's tuning page)
+IROHA_READ_AS = {"ロ": "口", "ハ": "八", "ニ": "二", "ヘ": "へ", "ト": "卜", "チ": "千", "カ": "力", "タ": "夕"}
 HAN = ["〇", "一", "二", "三", "四", "五", "六", "七", "八", "九", "十", "十一", "十二"]
 FULLWIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
 HAN_DIGITS = {**{digit: value for value, digit in enumerate(HAN[:10])}, "零": 0}
@@ -108,6 +111,23 @@ def match_line(line: str, lang: str, inline_only: bool = False, paragraph_start:
                 number, title = "", m.group("num").strip()
             return Match(form=form, number=number, title=title, level=form.level_of(m.group("num")))
     return None
+
+
+def next_subitem(line: str, lang: str, open_numbers: list[str | None]) -> Match | None:
+    """The sub-item after the innermost open clause (the last of ``open_numbers``, a 号の細分 such
+    as ハ) where ``line`` starts with that letter's look-alike (``IROHA_READ_AS``) and a space:
+    under item 四, after its ハ, "二　許認可等の…" is sub-item ニ. Under item 一 it is item 二."""
+    if not open_numbers or open_numbers[-1] not in IROHA[1:-1]:
+        return None
+    following = IROHA[IROHA.index(open_numbers[-1]) + 1]
+    line = line.lstrip(" \t")
+    if line[:1] != IROHA_READ_AS.get(following) or line[1:2] not in ("\u3000", " "):
+        return None
+    items = [n for n in open_numbers[:-1] if n and _HAN_NUMERAL.fullmatch(n)]
+    if items and _HAN_NUMERAL.fullmatch(line[0]) and _han_value(line[0]) == _han_value(items[-1]) + 1:
+        return None  # the next item's number
+    form = next((f for f in forms() if f.id == "ja_subitem" and lang in f.langs), None)
+    return None if form is None else Match(form=form, number=following, title=None, level=int(form.level))
 
 
 def _unframed(line: str) -> str:
