@@ -58,6 +58,13 @@ def test_a_period_finds_the_version_dated_in_it_both_ends_inclusive(policies, se
 
     everything = search(QUESTION, settings)
     assert everything.answered and files(everything) == set(VERSIONS)  # undated ones too, with no period
+    # of two dated versions the later is shown, the older listed under it with the word it differs
+    # in (the undated one is shown where it ranks first: its date is unknown)
+    shown = everything.as_dict()["hits"][0]
+    words = {"2025-06-30": "acht", "2023-03-01": "zehn", None: "sieben"}
+    assert shown["date"] != "2023-03-01" and f"{words[shown['date']]} Jahre" in shown["text"], shown
+    assert {(c["date"], tuple(map(tuple, c["differs"]))) for c in shown["copies"]} == {
+        (day, ((words[shown["date"]], word),)) for day, word in words.items() if day != shown["date"]}
     latest = search(QUESTION, settings, scope=Scope(since=date(2025, 1, 1)))
     assert latest.answered and files(latest) == {"policy-2025.pdf"}
     hit = latest.as_dict()["hits"][0]

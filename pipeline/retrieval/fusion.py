@@ -56,7 +56,7 @@ def key_doc_id(key: str) -> str:
 CANDIDATE_PROPERTIES = ["text", "lang", "doc_lang", "doc_id", "source_sha256", "source_path", "paired_documents",
                         "translated_within", "chunk_id", "chunk_index", "page_start", "attachment", "attachment_page",
                         "heading_path", "clause_id", "clause_number", "clause_numbers", "title", "signatures",
-                        "changed_after_signing", "signed_by"]
+                        "changed_after_signing", "signed_by", "file_date"]
 
 
 @dataclass
@@ -238,6 +238,12 @@ def _span(text: str, found: list[re.Match[str]]) -> str:
     return " ".join(text[found[0].start():found[-1].end()].split()) if found else ""
 
 
+def _dated_after(c: Candidate, other: Candidate) -> bool:
+    """Whether both files state a date (``file_date``) and ``c``'s is the later."""
+    mine, theirs = c.properties.get("file_date"), other.properties.get("file_date")
+    return mine is not None and theirs is not None and mine > theirs
+
+
 def _in_own_document(c: Candidate) -> bool:
     """Whether the chunk is in its document's main language (unknown for chunks loaded before
     ``doc_lang`` was stored: not told apart)."""
@@ -293,7 +299,8 @@ def group_translations(ranked: list[Candidate], query_lang: str, reference_lang:
     its document left untranslated); a later hit may still list them. Last, a remaining chunk of another
     document in a member's language that reaches ``group_similarity`` to it and holds the
     same text (``is_copy``) joins as a copy: it would show that text again. Of a text and its
-    copies, the one in a document written in its language is shown (``_in_own_document``).
+    copies, the one in a document written in its language is shown (``_in_own_document``), and
+    of two versions (copies whose words differ), the one of the latest dated file.
     """
     if not ranked:
         return []
@@ -360,6 +367,15 @@ def group_translations(ranked: list[Candidate], query_lang: str, reference_lang:
         if original is not None:
             copies = [chosen if j == original else j for j in copies]
             chosen = original
+        # of two versions of a text (copies that differ in words: a policy and its revision), the
+        # latest dated file's is shown and the older listed; a scan of the same text is no version
+        latest = max((j for j in copies if langs[j] == langs[chosen] and _dated_after(ranked[j], ranked[chosen])
+                      and _in_own_document(ranked[j]) == _in_own_document(ranked[chosen])
+                      and differences(ranked[chosen].properties.get("text", ""), ranked[j].properties.get("text", ""),
+                                      langs[j])), key=lambda j: ranked[j].properties["file_date"], default=None)
+        if latest is not None:
+            copies = [chosen if j == latest else j for j in copies]
+            chosen = latest
         groups.append(Group(shown=ranked[chosen], translations=[ranked[m] for m in listed],
                             score=ranked[seed].score, copies=[ranked[j] for j in copies]))
     return groups
