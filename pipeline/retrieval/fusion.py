@@ -56,7 +56,7 @@ def key_doc_id(key: str) -> str:
 CANDIDATE_PROPERTIES = ["text", "lang", "doc_lang", "doc_id", "source_sha256", "source_path", "paired_documents",
                         "translated_within", "chunk_id", "chunk_index", "page_start", "attachment", "attachment_page",
                         "heading_path", "clause_id", "clause_number", "clause_numbers", "title", "signatures",
-                        "changed_after_signing", "signed_by", "file_date"]
+                        "changed_after_signing", "signed_by", "file_date", "extraction_method"]
 
 
 @dataclass
@@ -238,10 +238,14 @@ def _span(text: str, found: list[re.Match[str]]) -> str:
     return " ".join(text[found[0].start():found[-1].end()].split()) if found else ""
 
 
-def _dated_after(c: Candidate, other: Candidate) -> bool:
-    """Whether both files state a date (``file_date``) and ``c``'s is the later."""
+def _later_version(c: Candidate, other: Candidate) -> bool:
+    """Whether ``c`` is a later version of ``other``'s text: both files state a date
+    (``file_date``), ``c``'s is the later, both were read from text layers (an OCR reading
+    differs by its misreadings, and a later scan is no revision), and their words differ."""
     mine, theirs = c.properties.get("file_date"), other.properties.get("file_date")
-    return mine is not None and theirs is not None and mine > theirs
+    read = [x.properties.get("extraction_method") or "" for x in (c, other)]
+    return (mine is not None and theirs is not None and mine > theirs and not any("ocr" in m for m in read)
+            and bool(differences(other.properties.get("text", ""), c.properties.get("text", ""), c.lang)))
 
 
 def _in_own_document(c: Candidate) -> bool:
@@ -367,12 +371,10 @@ def group_translations(ranked: list[Candidate], query_lang: str, reference_lang:
         if original is not None:
             copies = [chosen if j == original else j for j in copies]
             chosen = original
-        # of two versions of a text (copies that differ in words: a policy and its revision), the
-        # latest dated file's is shown and the older listed; a scan of the same text is no version
-        latest = max((j for j in copies if langs[j] == langs[chosen] and _dated_after(ranked[j], ranked[chosen])
-                      and _in_own_document(ranked[j]) == _in_own_document(ranked[chosen])
-                      and differences(ranked[chosen].properties.get("text", ""), ranked[j].properties.get("text", ""),
-                                      langs[j])), key=lambda j: ranked[j].properties["file_date"], default=None)
+        # of two versions of a text (a policy and its revision), the latest dated file's is shown
+        latest = max((j for j in copies if langs[j] == langs[chosen] and _later_version(ranked[j], ranked[chosen])
+                      and _in_own_document(ranked[j]) == _in_own_document(ranked[chosen])),
+                     key=lambda j: ranked[j].properties["file_date"], default=None)
         if latest is not None:
             copies = [chosen if j == latest else j for j in copies]
             chosen = latest
