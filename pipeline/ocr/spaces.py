@@ -19,6 +19,7 @@ import numpy as np
 
 from pipeline.contracts import Direction
 from pipeline.ocr.geometry import Line, binarise
+from pipeline.text.clauses import FULLWIDTH, HAN, IROHA
 
 IDEOGRAPHIC_SPACE = "\u3000"
 # Within a line, glyphs of consecutive cells stand at most ~0.6 em apart (一 upright in a column,
@@ -26,12 +27,11 @@ IDEOGRAPHIC_SPACE = "\u3000"
 MIN_GAP_EM = 0.85
 MAX_CELLS = 3  # 二十一: the longest number counted
 # A statute's paragraph (２, read as 2), item (十六) and sub-item (ロ) numbers
-NUMBER = re.compile("[0-9０-９]{1,2}|[一二三四五六七八九十]{1,3}|[イロハニホヘトチリヌルヲワカヨタレソツネナラム]")
+NUMBER = re.compile(f"[0-9０-９]{{1,2}}|[{''.join(HAN[1:11])}]{{1,3}}|[{''.join(IROHA[1:])}]")
 MIN_INK_PX = 2  # pixels of ink across the line that count a step along it as ink (specks are fewer)
 # A column's 一 (a flat stroke across it) reaches Tesseract's jpn_vert as a line along it.
 BAR_READS = {"|", "丨", "ー", "-", "―", "—", "一"}
 BAR_RATIO = 3
-FULL_WIDTH_DIGITS = str.maketrans("0123456789", "０１２３４５６７８９")
 
 
 def restore_leading_spaces(page: np.ndarray, lines: list[Line], texts: list[str],
@@ -59,7 +59,7 @@ def _restored(ink: np.ndarray, box: tuple[int, int, int, int], text: str, direct
         number = "一"
     if not NUMBER.fullmatch(number) or not rest or not _cell_character(rest[0]) or NUMBER.fullmatch(number + rest[0]):
         return text  # not a number, or one that goes on past the blank (二十 read before 一)
-    return number.translate(FULL_WIDTH_DIGITS) + IDEOGRAPHIC_SPACE + rest
+    return number.translate(FULLWIDTH) + IDEOGRAPHIC_SPACE + rest
 
 
 def _cells_before_gap(region: np.ndarray) -> tuple[int, np.ndarray] | None:
