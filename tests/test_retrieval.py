@@ -229,6 +229,21 @@ def test_a_copy_in_the_document_written_in_its_language_is_shown_and_the_others_
     assert group.shown.uuid == "es-copy" and [c.uuid for c in group.copies] == ["en"]
 
 
+def test_a_listed_translation_is_the_copy_in_the_document_written_in_its_language():
+    """A German hit: the English text it lists is the English guide's, not the one the Chinese
+    guide left in English (which ranked above it), and that one is listed as its copy."""
+    text = "The following packages come with the standard Debian installation, so you probably have them already."
+    german = Candidate("de", {"lang": "de", "doc_id": "guide-de", "doc_lang": "de",
+                              "text": "Die folgenden Pakete sind bereits in der Standardinstallation enthalten."},
+                       unit(1, 0, 0), 0.9)
+    english = [Candidate(uuid, {"lang": "en", "doc_id": doc, "doc_lang": doc_lang, "text": text},
+                         unit(1, 0.1, 0), similarity)
+               for uuid, doc, doc_lang, similarity in (("zh-copy", "guide-zh", "zh", 0.82), ("en", "guide-en", "en", 0.8))]
+    (group,) = group_translations(fuse([german, *english], PARAMS), "de", "en", PARAMS)
+    assert group.shown.uuid == "de"
+    assert [c.uuid for c in group.translations] == ["en"] and [c.uuid for c in group.copies] == ["zh-copy"]
+
+
 def test_of_two_versions_of_a_text_the_latest_dated_is_shown_and_a_later_scan_is_not():
     """A retention policy and its revision differ in one word: the 2025 file's chunk is shown,
     though the 2023 one ranked first, and the 2023 one listed. A later scan of the text is no

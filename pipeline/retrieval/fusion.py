@@ -303,8 +303,9 @@ def group_translations(ranked: list[Candidate], query_lang: str, reference_lang:
     its document left untranslated); a later hit may still list them. Last, a remaining chunk of another
     document in a member's language that reaches ``group_similarity`` to it and holds the
     same text (``is_copy``) joins as a copy: it would show that text again. Of a text and its
-    copies, the one in a document written in its language is shown (``_in_own_document``), and
-    of two versions (copies whose words differ), the one of the latest dated file.
+    copies, the one in a document written in its language stands in the group, shown or listed
+    as the translation (``_in_own_document``), and of two versions of the shown text (copies
+    whose words differ), the one of the latest dated file is shown.
     """
     if not ranked:
         return []
@@ -363,14 +364,17 @@ def group_translations(ranked: list[Candidate], query_lang: str, reference_lang:
                 if _shares_text(trigrams(m), trigrams(j)):
                     copies.append(int(j))
                     free[j] = False
-        listed = [m for m in members if m != chosen]
         # the copy in a document written in its language is the original (the English guide's
-        # paragraph, not the one the Spanish guide left in English): shown, the others listed
-        original = next((j for j in copies if langs[j] == langs[chosen] and _in_own_document(ranked[j])
-                         and not _in_own_document(ranked[chosen])), None)
-        if original is not None:
-            copies = [chosen if j == original else j for j in copies]
-            chosen = original
+        # paragraph, not the one the Spanish guide left in English): shown, or listed as the
+        # translation, and the others listed as its copies
+        for k, m in enumerate(members):
+            original = next((j for j in copies if langs[j] == langs[m] and _in_own_document(ranked[j])
+                             and not _in_own_document(ranked[m])), None)
+            if original is not None:
+                copies = [m if j == original else j for j in copies]
+                members[k] = original
+                chosen = original if m == chosen else chosen
+        listed = [m for m in members if m != chosen]
         # of two versions of a text (a policy and its revision), the latest dated file's is shown
         latest = max((j for j in copies if langs[j] == langs[chosen] and _later_version(ranked[j], ranked[chosen])
                       and _in_own_document(ranked[j]) == _in_own_document(ranked[chosen])),
