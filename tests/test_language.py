@@ -243,6 +243,18 @@ def test_urls_and_paths_do_not_decide_the_language(settings):
     assert langid.detect_block("Siehe /usr/share/doc/devscripts/README.gz und https://www.debian.org/doc/", settings)[0] == "de"
 
 
+def test_a_block_is_read_whole_not_by_its_first_line(settings):
+    """The Spanish maint-guide: one English item, then Spanish. fastText was given the first 80
+    characters only, and the block (and a chunk holding it) was English at 0.99."""
+    text = ("• The program should be well documented and its code needs to be understandable (i.e., not obfuscated).\n"
+            "• Deberías contactar con el autor o autores del programa para comprobar su conformidad con el "
+            "empaquetado. Es importante\nque el autor o autores sigan manteniendo el programa para que puedas en el "
+            "futuro consultarle/s en caso de que haya problemas\nespecíficos. No deberías intentar empaquetar "
+            "programas que no estén mantenidos.")
+    assert langid.detect_block(text, settings)[0] == "es"
+    assert langid.language_candidates(text, settings)[0] == "es"
+
+
 @pytest.mark.parametrize("query, lang", [
     ("获得 Debian", "zh"),  # golden-set headings that a document block's reading takes for Swedish or Persian
     ("放置 preseed.cfg", "zh"),

@@ -90,6 +90,66 @@ def test_a_title_too_short_to_read_takes_the_language_of_what_it_opens(settings)
     assert cleaned.lang == "de" and cleaned.lang_at(0, 19) == "en"
 
 
+# The Spanish maint-guide 1.2.53 (the sample corpus): an untranslated English paragraph and
+# the Spanish one after it, which extraction sets as one block at the same line spacing.
+UNTRANSLATED_THEN_SPANISH = (
+    "The rewrite of this tutorial document with updated contents and more practical examples is available as Guide "
+    "for Debian\nMaintainers (https://www.debian.org/doc/devel-manuals#debmake-doc) . Please use this new tutorial "
+    "as the primary tutorial document.\n"
+    "Este documento tratará de describir cómo se construye un paquete Debian GNU/Linux para el usuario común de "
+    "Debian y para\nfuturos desarrolladores en un lenguaje informal, y con multitud de ejemplos. Hay un antiguo "
+    "dicho romano que dice, «Longum\niter est per preaecepta, breve et efficax per exempla!» (¡Es un largo camino "
+    "con la teoría, pero corto y eficiente con\nejemplos!).")
+UNTRANSLATED_ITEMS = [  # list items the same guide leaves in English, each as short as a heading
+    "fakeroot - this utility lets you emulate being root, which is necessary for some parts of the build process.",
+    "gnupg - a tool that enables you to digitally sign packages.",
+    "lintian - this is the Debian package checker, which lets you know of any common mistakes.",
+]
+
+
+def test_an_untranslated_paragraph_set_in_one_block_with_its_neighbour_is_its_own_paragraph(settings):
+    spanish = "El sistema de paquetes es una de las razones por las que Debian es una distribución excelente."
+    cleaned = language.clean_and_detect(document([[UNTRANSLATED_THEN_SPANISH, spanish]]), settings)
+    english = cleaned.text.index("The rewrite")
+    spanish = cleaned.text.index("Este documento")
+    assert cleaned.text[spanish - 2:spanish] == "\n\n"  # two paragraphs now
+    assert cleaned.lang_at(english, english + 100) == "en"
+    assert cleaned.lang_at(spanish, spanish + 100) == "es"
+
+
+def test_an_english_line_inside_a_spanish_paragraph_does_not_split_it(settings):
+    block = ("Antes de empezar, debes asegurarte que tienes instalados algunos paquetes adicionales necesarios para\n"
+             "el desarrollo. Consulta Debian Policy Manual, 7.7 Relationships between source and binary packages\n"
+             "para los detalles; la lista no contiene los paquetes marcados como esenciales o requeridos, ya que\n"
+             "se supone que ya los tienes instalados.")
+    cleaned = language.clean_and_detect(document([[block]]), settings)
+    assert cleaned.text == block and cleaned.lang == "es"
+
+
+def test_short_untranslated_items_in_a_run_take_their_language(settings):
+    """Each item alone is too short to leave the main language (a heading is as short); the
+    run of them is an untranslated list."""
+    spanish = ("Antes de empezar, debes asegurarte que tienes instalados algunos paquetes adicionales necesarios "
+               "para el desarrollo. La lista no contiene los paquetes marcados como esenciales o requeridos.")
+    # English under a fifth of the text: not one of the document's languages, whose short blocks keep theirs
+    cleaned = language.clean_and_detect(document([[*[spanish] * 3, *UNTRANSLATED_ITEMS, *[spanish] * 3]]), settings)
+    assert cleaned.lang_shares["en"] < 0.2
+    for item in UNTRANSLATED_ITEMS:
+        start = cleaned.text.index(item)
+        assert cleaned.lang_at(start, start + len(item)) == "en"
+    assert cleaned.lang == "es"
+
+
+def test_titles_read_as_an_unconfigured_language_keep_the_documents(settings):
+    """The German guide's link titles in » «: fastText reads them as French at 0.9; a run of
+    short blocks leaves the main language only for a configured one."""
+    titles = ["• »debian packages in git (https://honk.sigxcpu.org/piki/development/debian_packages_in_git/) «",
+              "• »Using Git for Debian Packaging (http://www.eyrie.org/~eagle/notes/debian/git.html) «",
+              "• »git-dpm: Debian packages in Git manager (http://git-dpm.alioth.debian.org/) «"]
+    cleaned = language.clean_and_detect(document([[GERMAN, *titles, GERMAN]]), settings)
+    assert {span.lang for span in cleaned.lang_spans} == {"de"}
+
+
 def test_norwegian_is_quarantined_with_shares(settings):
     with pytest.raises(DocumentError) as err:
         language.clean_and_detect(document([norwegian_paragraphs()]), settings)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
 import numpy as np
@@ -12,27 +11,15 @@ from pipeline.contracts import CleanedDocument, ExtractedDocument, StructuredDoc
 from pipeline.stages import EXTRACT, LANGUAGE, STRUCTURE
 from pipeline.stores import vector_store
 from pipeline.text.garbage import is_ocr_garbage, is_symbol_soup
-from pipeline.text.langid import SCRIPTS, language_candidates
+from pipeline.text.langid import SCRIPTS, code_share, language_candidates
 from pipeline.workspace import Workspace
 
 Check = Callable[[dict[str, Any]], tuple[bool, str]]
-# A word of code or markup: TeX control sequences, identifiers with _ or @, braces and
-# operators, command-line options, calls, bare numbers (a listing's line numbers).
-CODE_WORD = re.compile(r"[\\@_{}=<>^~|$#;]|^-{1,2}\w|\w\(|^\d+$")
 # Code has no language of its own: chunking labels a listing or a command line with the
 # language of the text around it (pipeline.text.block_languages), and fastText reads macro
 # names as anything (Croatian, Kannada, Esperanto in the 10,000-page run). Half of a chunk's
 # words of code or more: the label is not judged.
 CODE_SHARE = 0.5
-
-
-def code_share(text: str) -> float:
-    """The share of a text's words (whitespace-separated, with a letter or digit, longer than
-    one character) that are code. A lone letter says nothing of a language: in a macro table
-    ("\\Pmu ⇒ µ", "\\APelectron ⇒ e") it is the macro's output, and counting it as prose
-    halved the share of a listing that is all code."""
-    words = [w for w in text.split() if len(w) > 1 and any(ch.isalnum() for ch in w)]
-    return sum(bool(CODE_WORD.search(w)) for w in words) / len(words) if words else 0.0
 
 
 def short_text_script_agrees(text: str, label: str) -> tuple[bool, str]:

@@ -34,6 +34,7 @@ from pipeline.text.block_languages import (
     configured_sections,
     describe_shares,
     label_blocks,
+    language_parts,
     weighted_letters,
 )
 from pipeline.text.cleaning import KeptBlock, clean_pages
@@ -120,6 +121,9 @@ def keep_configured_sections(kept_pages: list[tuple[int, list[KeptBlock]]], sect
 
 def clean_and_detect(doc: ExtractedDocument, settings: Settings) -> CleanedDocument:
     kept_pages, removed = clean_pages(doc, settings)
+    for _, page_blocks in kept_pages:  # two paragraphs in two languages that extraction set as one block
+        page_blocks[:] = [(part, kind) for text, kind in page_blocks
+                          for part in (language_parts(text, settings) if kind == "text" else [text])]
     attachment_starts = name_attachments(doc, kept_pages)
     blocks = [(text, kind) for _, page_blocks in kept_pages for text, kind in page_blocks]
     found = label_blocks([text if kind == "text" else "" for text, kind in blocks], settings)

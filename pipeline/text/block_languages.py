@@ -5,11 +5,12 @@ A mixed document (a contract in English and Chinese side by side, a manual with 
 English passages) is accepted when its languages are configured. Of a document they cover less
 of (``language.min_confidence``: a leaflet printing one text for each of its markets), only
 the sections in configured languages are kept (``configured_sections``); one without any is
-quarantined. Smoothing keeps monolingual documents whole:
-a block leaves the main language only when it is long enough to be a paragraph of its own
-(``language.block_min_letters``) and clearly detected; a shorter block (a heading, a list
-item, a code line) keeps its own reading only when that is one of the document's languages
-(a fifth of the evidence or more), else it takes the label of the block before it, so
+quarantined. A block whose lines are in two configured languages (two paragraphs set as one)
+is split first (``language_parts``). Smoothing keeps monolingual documents whole: a block
+leaves the main language only when it is clearly detected and its run of such blocks holds
+enough prose to be a paragraph (``clear_runs``); a shorter block (a heading, a list item, a
+code line) keeps its own reading only when that is one of the document's languages (a
+fifth of the evidence or more), else it takes the label of the block before it, so
 headings and command names do not flip; at the top, where there is none before, the label
 of the first block that has a reading (a title opens what follows it).
 """
@@ -21,10 +22,15 @@ from dataclasses import dataclass
 from itertools import groupby
 
 from pipeline.config import Settings
-from pipeline.text.langid import CJK, KANA, SCRIPTS, detect_block
+from pipeline.text.langid import CJK, CODE_WORD, KANA, NOT_LANGUAGE, SCRIPTS, detect_block
 
 MIN_DETECT_LETTERS = 20  # fewer letters than this say nothing about a language
 MIN_SWITCH_SCORE = 0.5  # a block leaves the main language only on a detection this sure
+# ... and in a configured language, with its run of blocks (or a block's run of lines) this long:
+# chosen on the tuning pages of benchmarks/bench_block_languages.py (the Debian New Maintainers'
+# Guide's translations, their untranslated English sentences and list items); docs/benchmarks.md,
+# "Untranslated paragraphs inside a translation"
+RUN_MIN_LETTERS = 80
 DOCUMENT_LANGUAGE_SHARE = 0.2  # of the detection evidence: a language the document is written in
 
 # A section in a configured language, kept from a document the configured languages do not
@@ -82,8 +88,9 @@ def label_blocks(texts: list[str], settings: Settings) -> BlockLanguages:
     labels: list[str | None] = []
     current = main  # the language of the last block long and clear enough to have its own
     previous = main  # the label of the last block with letters
-    for found, n in zip(detected, letters):
-        if found and n >= settings.language.block_min_letters and found[1] >= MIN_SWITCH_SCORE:
+    clear = clear_runs(detected, texts, settings)
+    for found, n, own in zip(detected, letters, clear):
+        if own:
             current = found[0]
             labels.append(current)
         elif not n:
@@ -112,6 +119,84 @@ def label_blocks(texts: list[str], settings: Settings) -> BlockLanguages:
     shares = {lang: round(n / total, 4) for lang, n in text_letters.most_common()}
     coverage = sum(v for lang, v in final.items() if lang in settings.languages) / weight if weight else 0.0
     return BlockLanguages(labels, main, shares, coverage)
+
+
+def prose_letters(text: str) -> int:
+    """Weighted letters of the words that are some language's: not links, mail addresses, paths
+    or code (a list of file names that fastText reads as English is no English text)."""
+    return sum(weighted_letters(word) for word in NOT_LANGUAGE.sub(" ", text).split() if not CODE_WORD.search(word))
+
+
+def language_parts(text: str, settings: Settings) -> list[str]:
+    """A block's runs of lines in different configured languages, each to be a paragraph of its own.
+
+    Extraction joins two paragraphs set at the same spacing into one block, and a translated
+    manual leaves some paragraphs in English: "The rewrite of this tutorial … | Este
+    documento tratará …" was one block, labelled English whole, Spanish sentences and all.
+    Each line is read; a line too short or unsure to read, or read as a language not
+    configured (a line of link titles and section numbers is Finnish to fastText), goes with
+    the run it continues; a run under ``RUN_MIN_LETTERS`` (a command name, an English title
+    quoted in a Spanish paragraph) joins the run before it. The block is split only where
+    every run left, read whole, is its own language at ``SECTION_MIN_SCORE``."""
+    lines = text.split("\n")
+    if len(lines) < 2 or prose_letters(text) < 2 * RUN_MIN_LETTERS:
+        return [text]
+    runs: list[tuple[str | None, list[str]]] = []
+    for line in lines:
+        found = detect_block(line, settings) if weighted_letters(line) >= MIN_DETECT_LETTERS else None
+        language = found[0] if found and found[1] >= MIN_SWITCH_SCORE and found[0] in settings.languages else None
+        if runs and (language is None or runs[-1][0] in (None, language)):
+            runs[-1] = (runs[-1][0] or language, runs[-1][1] + [line])
+        else:
+            runs.append((language, [line]))
+    while len(runs) > 1:
+        short = next((i for i, (_, run_lines) in enumerate(runs)
+                      if prose_letters("\n".join(run_lines)) < RUN_MIN_LETTERS), None)
+        if short is None:
+            break
+        first = max(short - 1, 0)  # a short run joins the one before it; the first, the one after
+        into = runs[short - 1 if short else 1][0]
+        runs[first:first + 2] = [(into, runs[first][1] + runs[first + 1][1])]
+        if first and runs[first - 1][0] == into:  # two runs of one language side by side again
+            runs[first - 1:first + 1] = [(into, runs[first - 1][1] + runs[first][1])]
+    if len(runs) == 1:
+        return [text]
+    parts = ["\n".join(run_lines) for _, run_lines in runs]
+    for (language, _), part in zip(runs, parts):
+        reading, score = detect_block(part, settings)
+        if reading != language or score < SECTION_MIN_SCORE:
+            return [text]
+    return parts
+
+
+def clear_runs(detected: list[tuple[str, float] | None], texts: list[str], settings: Settings) -> list[bool]:
+    """Per block: whether it may leave the main language. A block read clearly (``MIN_SWITCH_SCORE``)
+    in a configured language, in a run of blocks read clearly in it that holds ``RUN_MIN_LETTERS``
+    of prose (``prose_letters``): one paragraph, or the short items of an untranslated English list in a
+    Spanish manual, each of which alone is as short as a heading (a block too short to read
+    does not break a run); in another language, one block of ``language.block_min_letters``."""
+    clear = [False] * len(detected)
+    run: list[int] = []
+
+    def close() -> None:
+        if run and detected[run[0]][0] in settings.languages \
+                and sum(prose_letters(texts[i]) for i in run) >= RUN_MIN_LETTERS:
+            for i in run:
+                clear[i] = True
+        for i in run:  # a language not configured: one block, as a run of titles in » « that
+            # fastText reads as French is no French text
+            clear[i] = clear[i] or weighted_letters(texts[i]) >= settings.language.block_min_letters
+        run.clear()
+
+    for i, found in enumerate(detected):
+        if found is None:
+            continue
+        if found[1] < MIN_SWITCH_SCORE or (run and detected[run[-1]][0] != found[0]):
+            close()
+        if found[1] >= MIN_SWITCH_SCORE:
+            run.append(i)
+    close()
+    return clear
 
 
 def describe_shares(shares: dict[str, float]) -> str:

