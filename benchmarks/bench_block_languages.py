@@ -16,16 +16,20 @@ chunk holding it carries its language, and as unplaced when no chunk holds it wh
 between two chunks, or removed by cleaning). Weighted letters (a Han or kana character three).
 
 Split by page: the guide's printed pages 1-8 (PDF pages 7-14, the sample corpus's, where the
-rule was looked at and tuned) are ``tune``, the rest ``measure``. Figures are printed, never
+rule was looked at and tuned) are ``tune``, the rest ``measure``. ``--manual edu`` measures on
+a manual nothing was tuned on: the Debian Edu 12 manual (``debian-edu-doc-*``, the packages
+scripts/build_edu_golden.py pins), every page ``measure``. Figures are printed, never
 asserted; run it on two revisions to compare (docs/benchmarks.md gives the commands).
 
-    .venv/bin/python benchmarks/bench_block_languages.py
+    .venv/bin/python benchmarks/bench_block_languages.py [--manual edu]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
+import subprocess
 import sys
 import tempfile
 from collections import Counter, defaultdict
@@ -34,7 +38,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
+import build_edu_golden  # noqa: E402
 import fetch_sample_corpus  # noqa: E402
+from build_golden_set import fetch_deb  # noqa: E402
 
 from pipeline.config import get_settings  # noqa: E402
 from pipeline.stages import chunk, extract, language, structure  # noqa: E402
@@ -68,15 +74,36 @@ def truth_lines(extracted, english: str, lang: str) -> list[tuple[int, str, str]
     return lines
 
 
-def main() -> int:
-    settings = get_settings()
+def maint_guide(tmp: Path) -> dict[str, Path]:
+    """The New Maintainers' Guide's PDFs, per language, from the sample corpus's packages."""
     manifest = json.loads(fetch_sample_corpus.MANIFEST.read_text(encoding="utf-8"))
-    guides = {doc["lang"]: doc for doc in manifest["documents"]}
+    roots = fetch_sample_corpus.unpack_documents(manifest, tmp, record=False)
+    return {doc["lang"]: fetch_sample_corpus.package_file(roots, doc, "pdf", "pdf_sha256", record=False)
+            for doc in manifest["documents"]}
+
+
+def edu_manual(tmp: Path) -> dict[str, Path]:
+    """The Debian Edu 12 manual's PDFs, per language (pinned .debs, sha256-checked)."""
+    pdfs = {}
+    for lang, (package, sha256) in build_edu_golden.PACKAGES.items():
+        deb = fetch_deb(fetch_sample_corpus.DOWNLOADS, package, build_edu_golden.VERSION, sha256)
+        subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp / lang)], check=True)
+        pdfs[lang] = tmp / lang / "usr/share/doc" / package / "debian-edu-bookworm-manual.pdf"
+    return pdfs
+
+
+MANUALS = {"maint-guide": (maint_guide, TUNE_PAGES), "edu": (edu_manual, range(0))}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--manual", choices=list(MANUALS), default="maint-guide")
+    fetch, tune_pages = MANUALS[parser.parse_args().manual]
+    settings = get_settings()
     tally: dict[tuple[str, str], Counter] = defaultdict(Counter)
     with tempfile.TemporaryDirectory(prefix="rosetta-guides-") as tmp:
-        roots = fetch_sample_corpus.unpack_documents(manifest, Path(tmp), record=False)
-        pdfs = {lang: fetch_sample_corpus.package_file(roots, doc, "pdf", "pdf_sha256", record=False)
-                for lang, doc in guides.items()}
+        pdfs = fetch(Path(tmp))
+        guides = list(pdfs)
         english = normalised("\n".join(b.text for p in extract.extract_file(pdfs["en"], settings, doc_id="en").pages
                                        for b in p.blocks))
         for lang in [lang for lang in guides if lang != "en"]:
@@ -86,7 +113,7 @@ def main() -> int:
             keyed = [(normalised(c.text), c.lang) for c in chunks]
             mixed: Counter = Counter()
             for page_no, line, truth in truth_lines(extracted, english, lang):
-                split = "tune" if page_no in TUNE_PAGES else "measure"
+                split = "tune" if page_no in tune_pages else "measure"
                 counts = tally[(lang, split)]
                 key, letters = normalised(line), weighted_letters(line)
                 holding = [(i, chunk_lang) for i, (text, chunk_lang) in enumerate(keyed) if key in text]
@@ -100,12 +127,12 @@ def main() -> int:
                     mixed[(i, kind)] += letters
             for i in {i for i, _ in mixed}:
                 if mixed[(i, "en")] >= 100 and mixed[(i, "own")] >= 100:
-                    tally[(lang, "tune" if chunks[i].page_start in TUNE_PAGES else "measure")]["mixed_chunks"] += 1
+                    tally[(lang, "tune" if chunks[i].page_start in tune_pages else "measure")]["mixed_chunks"] += 1
             print(f"{lang}: {len(extracted.pages)} pages, {len(chunks)} chunks", flush=True)
     print("\n| guide | split | English letters labelled en | own letters labelled own | unplaced | chunks with "
           "both (100 letters each) |")
     print("|---|---|---|---|---|---|")
-    for split in ("tune", "measure"):
+    for split in ("tune", "measure") if tune_pages else ("measure",):
         total = Counter()
         for lang in [lang for lang in guides if lang != "en"]:
             counts = tally[(lang, split)]
