@@ -21,7 +21,7 @@ a manual nothing was tuned on: the Debian Edu 12 manual (``debian-edu-doc-*``, t
 scripts/build_edu_golden.py pins), every page ``measure``. Figures are printed, never
 asserted; run it on two revisions to compare (docs/benchmarks.md gives the commands).
 
-    .venv/bin/python benchmarks/bench_block_languages.py [--manual edu]
+    .venv/bin/python benchmarks/bench_block_languages.py [--manual edu] [--time ROUNDS]
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -95,12 +96,35 @@ def edu_manual(tmp: Path) -> dict[str, Path]:
 MANUALS = {"maint-guide": (maint_guide, TUNE_PAGES), "edu": (edu_manual, range(0))}
 
 
+def split_cost(documents: list, settings, rounds: int) -> tuple[float, float]:
+    """The language stage over the same documents with ``language_parts`` and without (each block
+    whole), alternating in this process: seconds per page without, and the ratio."""
+    seconds = {True: 0.0, False: 0.0}
+    split = language.language_parts
+    try:
+        for r in range(rounds):
+            for on in ((True, False) if r % 2 == 0 else (False, True)):
+                language.language_parts = split if on else (lambda text, _settings: [text])
+                started = time.perf_counter()
+                for document in documents:
+                    language.clean_and_detect(document, settings)
+                seconds[on] += time.perf_counter() - started
+    finally:
+        language.language_parts = split
+    pages = rounds * sum(len(d.pages) for d in documents)
+    return seconds[False] / pages, seconds[True] / seconds[False]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--manual", choices=list(MANUALS), default="maint-guide")
-    fetch, tune_pages = MANUALS[parser.parse_args().manual]
+    parser.add_argument("--time", type=int, default=0, metavar="ROUNDS",
+                        help="also time the language stage with and without splitting mixed blocks")
+    args = parser.parse_args()
+    fetch, tune_pages = MANUALS[args.manual]
     settings = get_settings()
     tally: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    documents = []
     with tempfile.TemporaryDirectory(prefix="rosetta-guides-") as tmp:
         pdfs = fetch(Path(tmp))
         guides = list(pdfs)
@@ -108,6 +132,7 @@ def main() -> int:
                                        for b in p.blocks))
         for lang in [lang for lang in guides if lang != "en"]:
             extracted = extract.extract_file(pdfs[lang], settings, doc_id=lang)
+            documents.append(extracted)
             cleaned = language.clean_and_detect(extracted, settings)
             chunks = chunk.chunk_document(cleaned, structure.tag(cleaned), settings).chunks
             keyed = [(normalised(c.text), c.lang) for c in chunks]
@@ -139,6 +164,10 @@ def main() -> int:
             total.update(counts)
             print(row(lang, split, counts))
         print(row("**all**", split, total))
+    if args.time:
+        per_page, ratio = split_cost(documents, settings, args.time)
+        print(f"\nlanguage stage: {1000 * per_page:.1f} ms a page with blocks whole; with mixed blocks split "
+              f"{ratio:.2f}x ({args.time} rounds, alternating)")
     return 0
 
 
