@@ -5,6 +5,7 @@ extract stage over a scanned PDF read twice."""
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import numpy as np
 import pypdfium2 as pdfium
@@ -51,6 +52,22 @@ def test_other_pixels_models_or_ocr_code_are_another_key(monkeypatch):
     assert page_key(gray, {"ja": "jpn_vert", "zh": "chi_sim_vert"}, rec) != key
     monkeypatch.setattr(ocr_cache, "ocr_code_digest", lambda: "a changed pipeline/ocr")
     assert page_key(gray, VERTICAL, rec) != key
+
+
+def test_the_clause_tables_the_ocr_borrows_are_part_of_its_code(tmp_path, monkeypatch):
+    """ocr/spaces.py restores the space after the numbers clauses.py lists: a change there reads
+    pages afresh as a change inside pipeline/ocr does."""
+    from pipeline.text import clauses
+
+    before = ocr_cache.ocr_code_digest()
+    changed = tmp_path / "clauses.py"
+    changed.write_text(Path(clauses.__file__).read_text(encoding="utf-8") + "\n# another numeral\n", encoding="utf-8")
+    monkeypatch.setattr(clauses, "__file__", str(changed))
+    ocr_cache.ocr_code_digest.cache_clear()
+    try:
+        assert ocr_cache.ocr_code_digest() != before
+    finally:
+        ocr_cache.ocr_code_digest.cache_clear()
 
 
 def test_a_cache_that_cannot_be_used_is_skipped_with_a_warning(tmp_path, caplog):

@@ -8,7 +8,8 @@ that comes back with a signature page added. Each page's reading (``PageOcr``, i
 frame of the image it was given) is a JSON file under ``<data_root>/ocr-cache/``, named by
 the sha256 of the image's pixels and shape, the vertical models asked for, the recogniser's
 name, Tesseract's, OpenCV's and ONNX Runtime's versions and the source of pipeline/ocr
-itself: any change to the OCR code or its engines reads every page afresh (a Tesseract model
+itself and of the text modules it borrows tables from (clauses, langid): any change to the
+OCR code or its engines reads every page afresh (a Tesseract model
 file replaced without a new Tesseract is not seen: delete the folder then). Shared by worker
 processes and containers without a lock (pipeline/stores/file_cache.py); trimmed at each
 batch's finish to ``extraction.ocr_cache_mb`` (0 turns it off); one that cannot be read or
@@ -43,8 +44,12 @@ def ocr_code_digest() -> str:
     import cv2
     import onnxruntime  # by its module: a deployment may install onnxruntime-gpu or another build
 
+    from pipeline.text import clauses, langid
+
     digest = hashlib.sha256(f"opencv {cv2.__version__} onnxruntime {onnxruntime.__version__}\n".encode())
-    for module in sorted(Path(__file__).parent.glob("*.py")):
+    # and the modules outside it whose tables a reading depends on: the clause numbers a space
+    # is restored after (spaces.py), the character forms that tell Chinese from Japanese (page.py)
+    for module in [*sorted(Path(__file__).parent.glob("*.py")), Path(clauses.__file__), Path(langid.__file__)]:
         digest.update(module.name.encode() + b"\n" + module.read_bytes())
     return digest.hexdigest()
 
