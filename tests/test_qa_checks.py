@@ -71,6 +71,17 @@ def test_language_agrees_judges_short_chunks_by_script(settings, text, label, ok
     assert short_text_script_agrees(text, label)[0] is ok
 
 
+@pytest.mark.parametrize("text,label,doc_lang,ok", [
+    # a DocBook manual's front matter in its Japanese and Chinese editions (the maint-guide):
+    # too short to read, labelled by the document it stands in
+    ("REVISION HISTORY", "ja", "ja", True), ("NUMBER | DATE | DESCRIPTION | NAME", "zh", "zh", True),
+    ("Summary", "ja", "en", False),  # Japanese text's label, in an English document: wrong
+    ("5.20 TODO\n\ndh_installdocs(1) 命令会安装这个文件。", "zh", "zh", True),  # nine Han characters carry it
+    ("Debian パッケージ", "en", "en", False)])
+def test_short_latin_text_takes_its_documents_label(settings, text, label, doc_lang, ok):
+    assert Checker(None, settings, None, 0).language_agrees(chunk(text, label, doc_lang=doc_lang))[0] is ok
+
+
 # Chunks the QA gate sampled in the 10,000-page run (real TeX package manuals and the Debian
 # Edu manual), each labelled with the language of the text around it, as chunking labels code
 # and command lines; fastText had read them as ru/bo/ca, nl/ru/ca, ro/it/pt and rolled their

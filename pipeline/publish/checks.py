@@ -22,9 +22,13 @@ Check = Callable[[dict[str, Any]], tuple[bool, str]]
 CODE_SHARE = 0.5
 
 
-def short_text_script_agrees(text: str, label: str) -> tuple[bool, str]:
+def short_text_script_agrees(text: str, label: str, doc_lang: str | None = None) -> tuple[bool, str]:
     """Under 30 letters a detector is a guess, but the script is not: a Latin label on
-    Han/kana text (or the reverse) is wrong however short; kana means Japanese."""
+    Han/kana text is wrong however short; kana means Japanese. A Han or kana character counts
+    as three Latin letters, as it does for the language stage ("dh_installdocs(1)
+    命令会安装这个文件。" is Chinese). Latin text alone under a Chinese or Japanese label is
+    wrong unless that is its document's language: too short to read, it took the label of
+    the text around it (a DocBook manual's "REVISION HISTORY" in Japanese), as code does."""
     latin = sum(ch.isalpha() and ch.isascii() or "\u00c0" <= ch <= "\u024f" for ch in text)
     kana = sum("\u3040" <= ch <= "\u30ff" for ch in text)
     han = sum("\u3400" <= ch <= "\u9fff" for ch in text)
@@ -33,11 +37,13 @@ def short_text_script_agrees(text: str, label: str) -> tuple[bool, str]:
         return True, f"short text, label {label}: its script is not in the table, not judged"
     if script == "latin":
         ok = han + kana <= latin / 4
+    elif not han + kana:
+        ok = label == doc_lang
     elif label == "zh":
-        ok = kana == 0 and han >= latin
+        ok = kana == 0 and 3 * han >= latin
     else:
-        ok = han + kana >= latin or kana > 0 and latin <= 3 * (han + kana)
-    return ok, f"short text ({latin} Latin, {han} Han, {kana} kana letters), label {label}"
+        ok = 3 * (han + kana) >= latin
+    return ok, f"short text ({latin} Latin, {han} Han, {kana} kana letters), label {label}, document {doc_lang}"
 
 
 class Checker:
@@ -97,7 +103,7 @@ class Checker:
             return True, f"contents entries, labelled {label} by their document: not judged"
         letters = sum(ch.isalpha() for ch in text)
         if letters < 30:
-            return short_text_script_agrees(text, label)
+            return short_text_script_agrees(text, label, obj["properties"].get("doc_lang"))
         candidates = language_candidates(text, self.settings, k=3)
         # Code and command lines inside a manual read as English; tolerate them there.
         ascii_heavy = sum(ch.isascii() for ch in text) > 0.6 * len(text)
