@@ -174,7 +174,8 @@ def clear_runs(detected: list[tuple[str, float] | None], texts: list[str], setti
     in a configured language, in a run of blocks read clearly in it that holds ``RUN_MIN_LETTERS``
     of prose (``prose_letters``): one paragraph, or the short items of an untranslated English list in a
     Spanish manual, each of which alone is as short as a heading (a block too short to read
-    does not break a run); in another language, one block of ``language.block_min_letters``."""
+    does not break a run); and, as before runs were looked at, one block of
+    ``language.block_min_letters`` in any language (the only way for a language not configured)."""
     clear = [False] * len(detected)
     run: list[int] = []
 
@@ -183,7 +184,7 @@ def clear_runs(detected: list[tuple[str, float] | None], texts: list[str], setti
                 and sum(prose_letters(texts[i]) for i in run) >= RUN_MIN_LETTERS:
             for i in run:
                 clear[i] = True
-        for i in run:  # a language not configured: one block, as a run of titles in » « that
+        for i in run:  # one long block, whatever its language: a run of titles in » « that
             # fastText reads as French is no French text
             clear[i] = clear[i] or weighted_letters(texts[i]) >= settings.language.block_min_letters
         run.clear()
