@@ -45,8 +45,7 @@ from build_golden_set import fetch_deb  # noqa: E402
 
 from pipeline.config import get_settings  # noqa: E402
 from pipeline.stages import chunk, extract, language, structure  # noqa: E402
-from pipeline.text.block_languages import weighted_letters  # noqa: E402
-from pipeline.text.langid import CJK, KANA, NOT_LANGUAGE  # noqa: E402
+from pipeline.text.langid import CJK, KANA, NOT_LANGUAGE, weighted_letters  # noqa: E402
 
 TUNE_PAGES = range(7, 15)  # PDF pages of printed pages 1-8: the sample corpus's subset
 MIN_WORDS = 5

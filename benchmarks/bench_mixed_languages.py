@@ -40,7 +40,7 @@ import build_mixed_language_set  # noqa: E402
 from pipeline.config import load_settings  # noqa: E402
 from pipeline.contracts import Block, DocumentError, ExtractedDocument, Page  # noqa: E402
 from pipeline.stages.language import clean_and_detect  # noqa: E402
-from pipeline.text.block_languages import weighted_letters  # noqa: E402
+from pipeline.text.langid import weighted_letters  # noqa: E402
 
 BLOCKS_PER_PAGE = 8
 

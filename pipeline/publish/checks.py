@@ -11,7 +11,7 @@ from pipeline.contracts import CleanedDocument, ExtractedDocument, StructuredDoc
 from pipeline.stages import EXTRACT, LANGUAGE, STRUCTURE
 from pipeline.stores import vector_store
 from pipeline.text.garbage import is_ocr_garbage, is_symbol_soup
-from pipeline.text.langid import SCRIPTS, code_share, language_candidates
+from pipeline.text.langid import CJK, CJK_WEIGHT, KANA, SCRIPTS, code_share, language_candidates, latin_letters
 from pipeline.workspace import Workspace
 
 Check = Callable[[dict[str, Any]], tuple[bool, str]]
@@ -25,13 +25,11 @@ CODE_SHARE = 0.5
 def short_text_script_agrees(text: str, label: str, doc_lang: str | None = None) -> tuple[bool, str]:
     """Under 30 letters a detector is a guess, but the script is not: a Latin label on
     Han/kana text is wrong however short; kana means Japanese. A Han or kana character counts
-    as three Latin letters, as it does for the language stage ("dh_installdocs(1)
+    CJK_WEIGHT Latin letters, as it does for the language stage ("dh_installdocs(1)
     命令会安装这个文件。" is Chinese). Latin text alone under a Chinese or Japanese label is
     wrong unless that is its document's language: too short to read, it took the label of
     the text around it (a DocBook manual's "REVISION HISTORY" in Japanese), as code does."""
-    latin = sum(ch.isalpha() and ch.isascii() or "\u00c0" <= ch <= "\u024f" for ch in text)
-    kana = sum("\u3040" <= ch <= "\u30ff" for ch in text)
-    han = sum("\u3400" <= ch <= "\u9fff" for ch in text)
+    latin, kana, han = latin_letters(text), len(KANA.findall(text)), len(CJK.findall(text))
     script = SCRIPTS.get(label)
     if script is None:  # a language outside the configured ones, kept inside an accepted document
         return True, f"short text, label {label}: its script is not in the table, not judged"
@@ -40,9 +38,9 @@ def short_text_script_agrees(text: str, label: str, doc_lang: str | None = None)
     elif not han + kana:
         ok = label == doc_lang
     elif label == "zh":
-        ok = kana == 0 and 3 * han >= latin
+        ok = kana == 0 and CJK_WEIGHT * han >= latin
     else:
-        ok = 3 * (han + kana) >= latin
+        ok = CJK_WEIGHT * (han + kana) >= latin
     return ok, f"short text ({latin} Latin, {han} Han, {kana} kana letters), label {label}, document {doc_lang}"
 
 

@@ -35,11 +35,10 @@ from pipeline.text.block_languages import (
     describe_shares,
     label_blocks,
     language_parts,
-    weighted_letters,
 )
 from pipeline.text.cleaning import KeptBlock, clean_pages
 from pipeline.text.garbage import is_ocr_garbage
-from pipeline.text.langid import detect_block
+from pipeline.text.langid import detect_block, weighted_letters
 from pipeline.workspace import Workspace
 
 log = logging.getLogger(__name__)

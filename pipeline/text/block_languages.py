@@ -22,7 +22,17 @@ from dataclasses import dataclass
 from itertools import groupby
 
 from pipeline.config import Settings
-from pipeline.text.langid import CJK, CODE_WORD, KANA, NOT_LANGUAGE, SCRIPTS, detect_block
+from pipeline.text.langid import (
+    CJK,
+    CJK_WEIGHT,
+    CODE_WORD,
+    KANA,
+    NOT_LANGUAGE,
+    SCRIPTS,
+    detect_block,
+    latin_letters,
+    weighted_letters,
+)
 
 MIN_DETECT_LETTERS = 20  # fewer letters than this say nothing about a language
 MIN_SWITCH_SCORE = 0.5  # a block leaves the main language only on a detection this sure
@@ -54,12 +64,6 @@ class BlockLanguages:
     coverage: float  # the configured languages' share of the detection evidence
 
 
-def weighted_letters(text: str) -> int:
-    """Letters, a Han or kana character counting three (it carries about a word's worth)."""
-    cjk = len(CJK.findall(text)) + len(KANA.findall(text))
-    return sum(ch.isalpha() for ch in text) + 2 * cjk
-
-
 def script_letters(text: str, lang: str) -> int:
     """The weighted letters of ``text`` written in ``lang``'s script (langid.SCRIPTS); all of
     them for a language outside the table."""
@@ -67,8 +71,8 @@ def script_letters(text: str, lang: str) -> int:
     if script is None:
         return weighted_letters(text)
     if script == "latin":
-        return sum(ch.isalpha() and (ch.isascii() or "\u00c0" <= ch <= "\u024f") for ch in text)
-    return 3 * (len(CJK.findall(text)) + (len(KANA.findall(text)) if script == "kana-han" else 0))
+        return latin_letters(text)
+    return CJK_WEIGHT * (len(CJK.findall(text)) + (len(KANA.findall(text)) if script == "kana-han" else 0))
 
 
 def label_blocks(texts: list[str], settings: Settings) -> BlockLanguages:

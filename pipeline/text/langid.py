@@ -14,6 +14,7 @@ KANA = re.compile(r"[\u3040-\u30ff]")
 # The script each configurable language is written in.
 SCRIPTS = {"en": "latin", "de": "latin", "es": "latin", "zh": "han", "ja": "kana-han"}
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+CJK_WEIGHT = 3  # a Han or kana character carries about a word's worth: it counts three letters
 # Latin acronyms inside CJK/Spanish text (GDPR, SCT Inst) must not flip the language.
 ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{1,}(?:\s+[A-Z][a-z]+)?\b")
 # URLs, mail addresses and paths are in no language (lrde.epita.fr made a Chinese paragraph French).
@@ -25,6 +26,17 @@ NOT_LANGUAGE = re.compile(r"(?:https?|ftp)://\S++|\bwww\.\S++|(?<![\w.+-])[\w.+-
 # A word of code or markup: TeX control sequences, identifiers with _ or @, braces and
 # operators, command-line options, calls, bare numbers (a listing's line numbers).
 CODE_WORD = re.compile(r"[\\@_{}=<>^~|$#;]|^-{1,2}\w|\w\(|^\d+$")
+
+
+def latin_letters(text: str) -> int:
+    """Letters of the Latin script (Basic Latin to Latin Extended-B)."""
+    return sum(ch.isalpha() and (ch.isascii() or "\u00c0" <= ch <= "\u024f") for ch in text)
+
+
+def weighted_letters(text: str) -> int:
+    """Letters, a Han or kana character counting CJK_WEIGHT."""
+    cjk = len(CJK.findall(text)) + len(KANA.findall(text))
+    return sum(ch.isalpha() for ch in text) + (CJK_WEIGHT - 1) * cjk
 
 
 def code_share(text: str) -> float:
