@@ -162,6 +162,25 @@ def test_an_embedded_files_page_is_rendered_from_its_own_bytes(contract, setting
     assert image is not None and image.tobytes() == expected.tobytes()
 
 
+@pytest.mark.parametrize("asked, signer, found", [
+    ("juan perez", "Juan Pérez", True),
+    ("JUAN PÉREZ", "Juan Perez", True),
+    ("lukasz", "Łukasz Żółkiewski", True),  # Ł is no L with a mark to NFKD
+    ("soren kierkegaard", "Søren Kierkegaard", True),
+    ("strasse", "Hans Straße", True),
+    ("Mueller", "Dr. Jürgen Müller", True),  # ü written out, as German names often are
+    ("Müller", "Juergen Mueller", True),  # ... and as a certificate's ASCII name spells it
+    ("Muller", "Jürgen Müller", True),
+    ("Muller", "Juergen Mueller", False),  # no vowel is taken out of a name that has it
+    ("Michael", "Michał Nowak", False),
+    ("Erika Pérez", "Erika Mustermann", False),  # every word, in one name
+])
+def test_a_signers_name_is_found_in_its_usual_spellings(asked, signer, found):
+    from pipeline.retrieval.scope import is_named, words
+
+    assert is_named(words(asked), signer) is found
+
+
 def test_a_question_finds_the_annex_cited_as_its_own_page(contract, settings, weaviate_server):
     from pipeline.retrieval import Scope, search
     from rosetta_airflow.runner import run_dag

@@ -8,7 +8,8 @@ state no date are outside any period. Paths are matched against the document reg
 path a document is known by (a copy's too), so a file, a folder and a glob pattern all work
 and a match is exact; a pattern is read relative to the source folder (as search shows a
 hit's file) and relative to the working directory. Signers: every word of the name, in any
-case and with or without its accents ("juan perez" for Juan Pérez), in one of the names of the
+case and with or without its accents ("juan perez" for Juan Pérez, "lukasz" for Łukasz,
+"mueller" for Müller and "Müller" for a certificate's Mueller), in one of the names of the
 chunk's signers. The names the collection holds are read first (a name no signer has is an
 error, as a path no document has is), and Weaviate's filter on ``signed_by`` takes those that
 fit; it finds their words among all of a chunk's signers' names ("Erika Pérez" would take a
@@ -49,20 +50,37 @@ class ScopeFilter:
     are held to exactly: the documents (None: any) and a signer's name's words."""
     where: Filter | None
     doc_ids: frozenset[str] | None
-    signer_words: frozenset[str] = frozenset()
+    signer_words: tuple[frozenset[str], ...] = ()  # each word's spellings
 
     def holds(self, properties: dict) -> bool:
         if self.doc_ids is not None and properties.get("doc_id") not in self.doc_ids:
             return False
-        return not self.signer_words or any(self.signer_words <= words(name)
+        return not self.signer_words or any(is_named(self.signer_words, name)
                                             for name in properties.get("signed_by") or [])
 
 
-def words(text: str) -> frozenset[str]:
-    """A name's words as Weaviate's word tokenizer cuts them (letters and digits), in any case
-    and without accents."""
-    folded = "".join(ch for ch in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(ch))
-    return frozenset(re.findall(r"[^\W_]+", folded))
+# Letters NFKD does not take apart, and their plain spellings (Łukasz, Søren, Đorđe, Straße)
+PLAIN_LETTERS = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ð": "d", "þ": "th", "ß": "ss", "æ": "ae",
+                               "œ": "oe", "ı": "i", "ħ": "h", "ŧ": "t"})
+UMLAUTS_WRITTEN_OUT = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue"})  # Müller as a certificate spells it: Mueller
+
+
+def _plain(word: str) -> str:
+    return "".join(ch for ch in unicodedata.normalize("NFKD", word.translate(PLAIN_LETTERS))
+                   if not unicodedata.combining(ch))
+
+
+def words(text: str) -> tuple[frozenset[str], ...]:
+    """A name's words as Weaviate's word tokenizer cuts them (letters and digits), each as the
+    spellings it may be written in: any case, without accents, and with ä ö ü also written out."""
+    found = re.findall(r"[^\W_]+", unicodedata.normalize("NFC", text).casefold())
+    return tuple(frozenset({_plain(w), _plain(w.translate(UMLAUTS_WRITTEN_OUT))}) for w in found)
+
+
+def is_named(wanted: tuple[frozenset[str], ...], name: str) -> bool:
+    """Whether ``name`` has every wanted word, in one of its spellings."""
+    held = frozenset().union(*words(name))
+    return all(spellings & held for spellings in wanted)
 
 
 def signers_named(collection, name: str) -> list[str]:
@@ -71,7 +89,7 @@ def signers_named(collection, name: str) -> list[str]:
     held = collection.aggregate.over_all(return_metrics=Metrics("signed_by").text(
         top_occurrences_value=True, limit=MAX_SIGNERS)).properties["signed_by"].top_occurrences
     wanted = words(name)
-    named = sorted(o.value for o in held if wanted <= words(o.value))
+    named = sorted(o.value for o in held if is_named(wanted, o.value))
     if not named:
         raise ValueError(f"--signed-by {name}: no document Rosetta holds was signed by that name "
                          "(every word of it is looked for in one signer's name, in any case, with or without accents)")
