@@ -185,6 +185,9 @@ class PageSpan(BaseModel):
     page_no: int
     start: int
     end: int
+    # how its text was read: text_layer, ocr, or both (a text-layer page with a scanned region);
+    # empty in a workspace written before pages kept it
+    methods: list[str] = Field(default_factory=list)
 
 
 class LangSpan(BaseModel):

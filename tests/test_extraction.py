@@ -135,6 +135,31 @@ def test_mixed_page_reads_text_layer_and_scanned_region(settings):
     assert scan_pages.cer(truth(pdf), page.text) <= 1.0
 
 
+def test_a_chunk_carries_how_its_own_pages_were_read(settings, tmp_path):
+    """A born-digital document with a scanned page (a contract's signed last page): the chunks
+    of its text-layer pages are text layer, those of the scanned page OCR; the document both."""
+    import pypdfium2 as pdfium
+
+    from pipeline.stages import chunk, language, structure
+    from pipeline.stages.enrich import extraction_method
+
+    merged = pdfium.PdfDocument.new()
+    for part in ("en-born-digital.pdf", "image-only.pdf"):
+        merged.import_pages(pdfium.PdfDocument(FIXTURES / part))
+    merged.save(tmp_path / "contract.pdf")
+    cleaned = language.clean_and_detect(extract.extract_file(tmp_path / "contract.pdf", settings), settings)
+    assert cleaned.extraction_methods == ["ocr", "text_layer"]
+    chunks = chunk.chunk_document(cleaned, structure.tag(cleaned), settings).chunks
+    methods = {(c.page_start, c.page_end): extraction_method(cleaned, c) for c in chunks}
+    assert {pages[0] for pages in methods} == {1, 2, 3}
+    assert all(method == ("ocr" if pages == (3, 3) else "ocr+text_layer" if 3 in pages else "text_layer")
+               for pages, method in methods.items()), methods
+    assert methods.get((3, 3)) == "ocr" and methods.get((1, 1)) == "text_layer"
+    # a workspace written before pages kept their methods: the document's, as then
+    old = cleaned.model_copy(update={"pages": [p.model_copy(update={"methods": []}) for p in cleaned.pages]})
+    assert {extraction_method(old, c) for c in chunks} == {"ocr+text_layer"}
+
+
 def test_born_digital_text_layer(settings):
     doc = extract.extract_file(FIXTURES / "en-born-digital.pdf", settings, doc_id="en", sha256="x")
     assert [(p.method, p.ocr_reason) for p in doc.pages] == [("text_layer", None), ("text_layer", None)]

@@ -14,6 +14,7 @@ from typing import Any
 from pipeline import pipeline_version
 from pipeline.config import Settings
 from pipeline.contracts import (
+    Chunk,
     ChunkedDocument,
     CleanedDocument,
     DocRef,
@@ -58,6 +59,17 @@ def file_facts(info: DocumentInfo, attachment: str | None) -> dict[str, Any]:
     }
 
 
+def extraction_method(cleaned: CleanedDocument, chunk: Chunk) -> str:
+    """How the chunk's pages were read: "text_layer", "ocr", or "ocr+text_layer" where they
+    differ or a text-layer page had a scanned region OCRed (a born-digital contract with a
+    scanned signature page is text layer but for that page). The document's where its pages
+    did not keep it (a workspace written before)."""
+    pages = [span for span in cleaned.pages if chunk.page_start <= span.page_no <= chunk.page_end]
+    if not pages or not all(span.methods for span in pages):
+        return "+".join(cleaned.extraction_methods)
+    return "+".join(sorted({method for span in pages for method in span.methods}))
+
+
 def build_objects(cleaned: CleanedDocument, chunked: ChunkedDocument, embedded: EmbeddedDocument,
                   batch_id: str) -> list[dict[str, Any]]:
     """Weaviate objects (uuid + properties) for one document, in chunk order."""
@@ -78,7 +90,7 @@ def build_objects(cleaned: CleanedDocument, chunked: ChunkedDocument, embedded: 
             "regulation_ids": reg_ids,
             "regulation_facts": json.dumps(regulation_facts(reg_ids), ensure_ascii=False),
             "source_sha256": cleaned.sha256, "pipeline_version": version,
-            "extraction_method": "+".join(cleaned.extraction_methods), "extraction_engines": cleaned.engines,
+            "extraction_method": extraction_method(cleaned, chunk), "extraction_engines": cleaned.engines,
             "embedder": embedded.embedder,
             "alignment_version": embedded.alignment_versions.get(chunk.lang, embedded.alignment_version),
             "anchor_set_version": embedded.anchor_set_version or "none", "batch_id": batch_id,

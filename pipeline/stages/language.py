@@ -154,6 +154,7 @@ def clean_and_detect(doc: ExtractedDocument, settings: Settings) -> CleanedDocum
         log.warning("%s: %s; loaded its sections in configured languages, left out %s", name, coverage,
                     describe_shares(left_out))
     # Blocks and pages are joined by a blank line: paragraph boundaries survive as "\n\n".
+    methods = {p.page_no: sorted({p.method} | {b.method for b in p.blocks if b.method}) for p in doc.pages}
     text_parts: list[str] = []
     spans: list[PageSpan] = []
     tables: list[tuple[int, int]] = []
@@ -183,7 +184,7 @@ def clean_and_detect(doc: ExtractedDocument, settings: Settings) -> CleanedDocum
             text_parts.append(text)
             offset += len(text)
         if page_start is not None:
-            spans.append(PageSpan(page_no=page_no, start=page_start, end=offset))
+            spans.append(PageSpan(page_no=page_no, start=page_start, end=offset, methods=methods[page_no]))
     if attachments:
         attachments[-1].end = offset
     return CleanedDocument(
