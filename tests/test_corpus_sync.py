@@ -1,8 +1,9 @@
 """Corpus sync against the real corpus_refresh DAG (dag.test), the real embedded Weaviate and a
 real MLflow store: a moved folder keeps every chunk (same uuids, nothing re-embedded), a copy
 is the same document, a deleted file's chunks leave at the next refresh and come back exactly
-when that batch is rolled back, explicit paths delete nothing outside them, and the valve
-stops a refresh where most files vanished.
+when that batch is rolled back, explicit paths delete nothing outside them, the valve
+stops a refresh where most files vanished, and a file that cannot be read is quarantined
+while the rest of the batch goes on.
 
 The documents are real texts (tests/golden: GDPR, MPL, DSGVO, LOPDGDD, SCC), cut to their
 first pages to keep the DAG runs short.
@@ -168,6 +169,24 @@ def test_explicit_paths_delete_nothing_outside_them(corpus, settings, weaviate_s
     shutil.rmtree(inbox)
 
 
+def test_a_loaded_documents_file_that_cannot_be_read_is_tried_again_not_deleted(corpus, settings):
+    """Discovery finds a file it cannot open without a hash (the test below runs that for real,
+    as an unprivileged user): the refresh plans it again, to be quarantined as unreadable, and
+    deletes nothing; the chunks of the version loaded before stay (promotion replaces only the
+    documents a batch loads)."""
+    from pipeline.batch.discovery import found_file, list_sources
+    from pipeline.batch.sync import FoundFile, plan_refresh
+
+    locked = {(corpus / "misc" / "en-gdpr.pdf").resolve(), (corpus / "laws" / "es-lopdgdd.pdf").resolve()}
+    found = [f if Path(f.path) not in locked else FoundFile(f.path, "", f.size_bytes)
+             for f in map(found_file, list_sources(settings))]
+    plan = plan_refresh(settings, found, [settings.source_dir.resolve()])
+    doc_ids = {doc_of(settings, path) for path in locked}
+    # two files without a hash are two documents, not one content at two paths
+    assert sorted((d.doc_id, d.sha256) for d in plan.todo) == sorted((doc_id, "") for doc_id in doc_ids)
+    assert not doc_ids & {d.doc_id for d in plan.deleted} and plan.moved == []
+
+
 def test_the_valve_stops_a_refresh_where_most_files_vanished(corpus, settings, weaviate_server):
     before = live(weaviate_server, settings)
     statuses = {d.doc_id: d.status for d in registry(settings).documents()}
@@ -188,3 +207,57 @@ def test_the_valve_stops_a_refresh_where_most_files_vanished(corpus, settings, w
     assert live(weaviate_server, settings) == {}
     corpus.rmdir()
     shutil.move(unmounted, corpus)
+
+
+UNREADABLE_BATCH = """
+import json, sys
+from pipeline.batch.discovery import discover
+from pipeline.batch.runner import run_stage
+from pipeline.config import get_settings
+from pipeline.contracts import DocRef
+from pipeline.stages import EXTRACT, stage
+
+settings = get_settings()
+manifest = discover(settings, "perm-batch")
+results = {d.doc_id: run_stage(stage(EXTRACT), DocRef(batch_id="perm-batch", doc_id=d.doc_id), settings)
+           for d in manifest.documents}
+print(json.dumps({"found": {d.source_path: d.sha256 for d in manifest.documents},
+                  "results": {k: [r.status, r.reason, r.detail] for k, r in results.items()}}))
+"""
+
+
+def test_a_file_that_cannot_be_read_is_quarantined_and_the_batch_goes_on():
+    """A file whose permissions keep the pipeline out (a share's restricted folder): discovery
+    lists it without a hash instead of failing the refresh, and the extract stage quarantines it
+    as unreadable, naming it and the reason, while the file beside it is read. Run as an
+    unprivileged user (root reads any file): the real permission check, the real stages."""
+    import tempfile
+
+    data_root = Path(tempfile.mkdtemp(prefix="rosetta-perm-"))  # outside pytest's 0700 root
+    try:
+        source = data_root / "source"
+        source.mkdir()
+        text_pdf("Section 1 Scope\nThis policy applies to every contract the company signs.", source / "open.pdf")
+        text_pdf("Section 1 Salaries\nThe salary bands are reviewed every year.", source / "restricted.pdf")
+        for folder in (data_root, source):
+            folder.chmod(0o777)
+        (source / "open.pdf").chmod(0o644)
+        (source / "restricted.pdf").chmod(0o000)
+        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+        env = {**os.environ, "ROSETTA__DATA_ROOT": str(data_root), "ROSETTA__SOURCE_DIR": str(source),
+               "ROSETTA__SECRETS_DIR": str(data_root / "secrets"), "HOME": str(data_root),
+               "ROSETTA__LIMITS__ISOLATE": "false", "PYTHONPATH": str(Path(__file__).parent.parent)}
+        run = subprocess.run([*as_nobody, sys.executable, "-c", UNREADABLE_BATCH], capture_output=True, text=True,
+                             env=env, cwd=data_root, timeout=300)
+        assert run.returncode == 0, run.stderr[-3000:]
+        report = json.loads(run.stdout.strip().splitlines()[-1])
+        hashes = {Path(path).name: sha for path, sha in report["found"].items()}
+        assert hashes["restricted.pdf"] == "" and len(hashes["open.pdf"]) == 64
+        outcomes = {doc_id.split("-")[0]: result for doc_id, result in report["results"].items()}
+        assert outcomes["open"][0] == "ok"
+        status, reason, detail = outcomes["restricted"]
+        assert (status, reason) == ("quarantined", "unreadable") and "restricted.pdf" in detail
+        assert "Permission denied" in detail
+        assert "restricted.pdf cannot be read (Permission denied)" in run.stderr
+    finally:
+        shutil.rmtree(data_root, ignore_errors=True)

@@ -91,6 +91,23 @@ def source_document(path: Path, settings: Settings, doc_id: str | None = None) -
     )
 
 
+def found_file(path: Path) -> FoundFile | None:
+    """A listed file with its content's hash; None when it went between listing and reading
+    (a deletion the plan records as such). A file that is there but cannot be read (its
+    permissions, an I/O error) is found with no hash (""): the extract stage quarantines it as
+    ``unreadable``, naming the reason, the rest of the batch goes on, and the next refresh
+    tries it again; it is no deletion, so a document loaded before keeps its chunks."""
+    try:
+        return FoundFile(str(path), sha256_file(path), path.stat().st_size)
+    except FileNotFoundError:
+        log.warning("%s went while the batch was being listed: not processed", path)
+        return None
+    except OSError as error:
+        log.warning("%s cannot be read (%s): it will be quarantined as unreadable", path, error.strerror or error)
+        size = path.stat().st_size if path.exists() else 0
+        return FoundFile(str(path), "", size)
+
+
 def discover(settings: Settings, batch_id: str, paths: Iterable[str | Path] | None = None,
              force: bool = False, allow_mass_deletion: bool = False) -> BatchManifest:
     """Write the batch manifest: new and changed documents to process, unchanged skipped,
@@ -104,7 +121,7 @@ def discover(settings: Settings, batch_id: str, paths: Iterable[str | Path] | No
     started = time.monotonic()
     recover(settings)
     roots = [confined(p, settings) for p in paths] if paths else [settings.source_dir.resolve()]
-    found = [FoundFile(str(p), sha256_file(p), p.stat().st_size) for p in list_sources(settings, paths)]
+    found = [f for f in map(found_file, list_sources(settings, paths)) if f is not None]
     plan = plan_refresh(settings, found, roots, force)
     try:
         check_deletions(plan, settings, allow_mass_deletion)

@@ -37,7 +37,7 @@ class MassDeletion(RuntimeError):
 @dataclass
 class FoundFile:
     path: str
-    sha256: str
+    sha256: str  # "": the file is there but could not be read (discovery.found_file)
     size_bytes: int
 
 
@@ -106,7 +106,7 @@ def plan_refresh(settings: Settings, found: list[FoundFile], roots: list[Path], 
     for f in sorted(found, key=lambda f: f.path):
         source = SourceDocument(doc_id="", source_path=f.path, sha256=f.sha256, size_bytes=f.size_bytes)
         owner = owners.get(f.path)
-        if f.sha256 in holder:  # content Rosetta holds (or takes in this batch): an unchanged or moved path
+        if f.sha256 and f.sha256 in holder:  # content Rosetta holds (or takes in this batch): unchanged or moved
             doc_id = holder[f.sha256]
             assign(f.path, doc_id)
             if doc_id in todo:
@@ -123,7 +123,8 @@ def plan_refresh(settings: Settings, found: list[FoundFile], roots: list[Path], 
         else:
             doc_id = fresh_doc_id(f.path, f.sha256, settings, documents, set(todo))
         todo[doc_id] = source.model_copy(update={"doc_id": doc_id})
-        holder[f.sha256] = doc_id
+        if f.sha256:  # a file that could not be read ("") holds no content another path could share
+            holder[f.sha256] = doc_id
         assign(f.path, doc_id)
 
     gained = {doc_id for doc_id in after if after[doc_id] - before.get(doc_id, set())}

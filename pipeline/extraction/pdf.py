@@ -38,8 +38,11 @@ def check_file(path: Path) -> str:
         raise DocumentError("missing_file", f"{path} does not exist")
     if path.stat().st_size == 0:
         raise DocumentError("empty_file", f"{path} is empty (0 bytes)")
-    with open(path, "rb") as handle:
-        head = handle.read(1024)
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(1024)
+    except OSError as error:  # there, but its permissions (or the disk) do not let it be read
+        raise DocumentError("unreadable", f"{path.name} cannot be read: {error.strerror or error}") from None
     if b"%PDF-" in head:
         return "PDF"
     if image := image_format(head):
