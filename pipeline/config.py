@@ -297,6 +297,11 @@ class Settings(_Section):
         return self.data_root / "registry.sqlite"
 
     @property
+    def run_logs_path(self) -> Path:
+        """The Airflow task log of each `rosetta ingest` / `reprocess` run (one file a run)."""
+        return self.data_root / "logs"
+
+    @property
     def embedding_cache_path(self) -> Path:
         return self.data_root / "embedding-cache"
 

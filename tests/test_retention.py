@@ -145,3 +145,37 @@ def test_running_batches_and_batches_in_their_window_are_never_pruned(settings, 
     # the newest batch that loaded or rolled back stays; a batch with nothing to do does not count
     assert {r.batch_id for r in kept} == {"w2-running", "w3-new"}
     assert {r.batch_id for r in expired} == {"w1-old", "w4-empty"}
+
+
+def test_run_logs_past_the_window_go_and_the_newest_stays(settings, weaviate_server, monkeypatch, capsys):
+    """Each `rosetta ingest` leaves its Airflow task log, which names every document it read: a
+    daily refresh would keep them forever. They follow the batches' window; the newest (a run
+    may be writing it) always stays."""
+    import os
+    import time
+
+    monkeypatch.setattr(cli_corpus, "get_settings", lambda: settings)
+    folder = settings.run_logs_path
+    folder.mkdir(parents=True, exist_ok=True)
+    day = 86400
+    ages = {"20260101T000000-ingest.log": 90, "20260301T000000-reprocess.log": 40, "20260320T000000-ingest.log": 35,
+            "20260410T000000-ingest.log": 5, "notes.txt": 400}  # not a run log: left alone
+    for name, days in ages.items():
+        (folder / name).write_text(f"{name}: batch of docs\n" * 100)
+        os.utime(folder / name, (time.time() - days * day,) * 2)
+    monkeypatch.setattr(settings.retention, "keep_days", 30)
+    monkeypatch.setattr(settings.retention, "keep_batches", 3)
+    assert [p.name for p, _ in retention.expired_logs(settings)] == ["20260101T000000-ingest.log"]
+    monkeypatch.setattr(settings.retention, "keep_days", 0)  # every log is past the days ...
+    monkeypatch.setattr(settings.retention, "keep_batches", 0)  # ... and none is kept by number: the newest stays
+    expected = ["20260320T000000-ingest.log", "20260301T000000-reprocess.log", "20260101T000000-ingest.log"]
+    assert [p.name for p, _ in retention.expired_logs(settings)] == expected
+    monkeypatch.setattr(settings.retention, "keep_days", 30)
+
+    assert rosetta(["prune", "--dry-run"]) == 0
+    assert "would free 0.0 MB in 3 run log(s) past their review window" in capsys.readouterr().out
+    assert len(list(folder.iterdir())) == 5
+    report = retention.prune(settings)
+    assert report["logs"]["files"] == 3 and report["logs"]["bytes"] == sum(
+        len(f"{name}: batch of docs\n") * 100 for name in expected)
+    assert sorted(p.name for p in folder.iterdir()) == ["20260410T000000-ingest.log", "notes.txt"]

@@ -8,7 +8,7 @@ from everywhere Rosetta copied it, so that nothing under the data root holds its
        file that mentions it (manifest, replaced_chunks.json, which a later rollback would
        restore from, QA report and review, summary, realign.json) is rewritten without it;
     3. MLflow: the batch runs' summary and QA report artifacts are re-logged, scrubbed;
-    4. Airflow task logs under data_root/logs: lines naming it are dropped;
+    4. the run logs (Airflow task logs, ``settings.run_logs_path``): lines naming it are dropped;
     5. the embedding and OCR caches (pipeline/embedding/cache.py, pipeline/ocr/cache.py) are
        deleted whole: they keep vectors by their text's hash and page readings by the page's
        pixels, not by document, and cost only time to fill again;
@@ -143,10 +143,10 @@ def erase_from_weaviate(settings: Settings, doc_id: str) -> dict[str, Any]:
 
 
 def erase_from_logs(settings: Settings, row: DocumentRow, paths: list[str]) -> int:
-    """Drop the lines of the task logs under data_root/logs that name the document."""
+    """Drop the lines of the run logs (``settings.run_logs_path``) that name the document."""
     needles = [n for n in (row.doc_id, row.source_path, *paths) if n]
     dropped = 0
-    for path in sorted((settings.data_root / "logs").glob("*")) if (settings.data_root / "logs").exists() else []:
+    for path in sorted(settings.run_logs_path.glob("*")) if settings.run_logs_path.exists() else []:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
         kept = [line for line in lines if not any(n in line for n in needles)]
         if len(kept) != len(lines):

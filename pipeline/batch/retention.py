@@ -14,6 +14,10 @@ per-document files go, except those of documents that still need them:
   back would make an older version of it live again (only its manifest is read, so every
   expired batch keeps that document's files until the window closes).
 
+The run logs (``settings.run_logs_path``: each `rosetta ingest` and `reprocess` run's Airflow
+task log, which names every document it read) follow the same window: a log goes when it is
+older than ``keep_days`` and not among the newest ``keep_batches``.
+
 The batch files stay (manifest, summary, QA report, review and audit, promotion journal: the
 audit trail, a few KB) except ``replaced_chunks.json``, the copy of what the batch replaced
 (vectors included): past its window a batch can no longer be rolled back. ``pruned.json``
@@ -157,20 +161,43 @@ def plan(settings: Settings, now: datetime | None = None) -> list[tuple[BatchPru
     return plans
 
 
+def expired_logs(settings: Settings, now: datetime | None = None) -> list[tuple[Path, int]]:
+    """The run logs past the review window, with their sizes: older than ``keep_days`` and not
+    among the newest ``keep_batches``; never the newest, which a run may be writing now."""
+    folder = settings.run_logs_path
+    if not folder.is_dir():
+        return []
+    logs = sorted(((path, path.stat()) for path in folder.glob("*.log")), key=lambda log: log[1].st_mtime,
+                  reverse=True)
+    cutoff = ((now or datetime.now(timezone.utc)) - timedelta(days=settings.retention.keep_days)).timestamp()
+    return [(path, stat.st_size) for path, stat in logs[max(1, settings.retention.keep_batches):]
+            if stat.st_mtime < cutoff]
+
+
 def prune(settings: Settings, dry_run: bool = False, wait_s: float = WAIT_S) -> dict[str, Any]:
     """Delete what ``plan`` finds, batch by batch (idempotent: a crash halfway is finished by
-    the next run). Returns {"batches": [BatchPrune as dict], "files", "bytes", "dry_run"}."""
+    the next run), and the expired run logs. Returns {"batches": [BatchPrune as dict], "files",
+    "bytes", "logs": {"files", "bytes"}, "dry_run"}."""
     with live_writes(settings, "workspace pruning", wait_s=wait_s):
         planned = plan(settings)
         if not dry_run:
             for batch_prune, removable in planned:
                 _apply(settings, batch_prune, removable)
+    logs = expired_logs(settings)
+    if not dry_run:
+        for path, _ in logs:
+            path.unlink(missing_ok=True)
     plans = [batch_prune for batch_prune, _ in planned]
     report = {"dry_run": dry_run, "batches": [asdict(p) for p in plans],
-              "files": sum(p.files for p in plans), "bytes": sum(p.bytes for p in plans)}
+              "files": sum(p.files for p in plans), "bytes": sum(p.bytes for p in plans),
+              "logs": {"files": len(logs), "bytes": sum(size for _, size in logs)}}
+    verb = "would remove" if dry_run else "removed"
     if plans:
         progress.info("workspace retention: %s %d file(s), %.1f MB, of %d batch(es) past their review window",
-                      "would remove" if dry_run else "removed", report["files"], report["bytes"] / 1e6, len(plans))
+                      verb, report["files"], report["bytes"] / 1e6, len(plans))
+    if logs:
+        progress.info("workspace retention: %s %d run log(s), %.1f MB, past their review window", verb, len(logs),
+                      report["logs"]["bytes"] / 1e6)
     return report
 
 

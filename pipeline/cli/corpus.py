@@ -66,6 +66,10 @@ def cmd_prune(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=1))
         return 0
+    verb = "would free" if args.dry_run else "freed"
+    logs = report["logs"]
+    if logs["files"]:
+        print(f"{verb} {logs['bytes'] / 1e6:.1f} MB in {logs['files']} run log(s) past their review window")
     if not report["batches"]:
         print("nothing to prune: every batch is in its review window or holds only files still needed")
         return 0
@@ -75,7 +79,6 @@ def cmd_prune(args: argparse.Namespace) -> int:
     print(table(rows, [("batch_id", "batch"), ("finished_at", "finished"), ("removed", "documents removed"),
                        ("kept", "kept (still needed)"), ("files", "files"), ("mb", "MB"),
                        ("rollback", "replaced chunks")]))
-    verb = "would free" if args.dry_run else "freed"
     print(f"\n{verb} {report['bytes'] / 1e6:.1f} MB in {report['files']} file(s) of {len(rows)} batch(es); "
           f"these batches {'could' if args.dry_run else 'can'} no longer be rolled back")
     return 0
@@ -89,7 +92,8 @@ def register(subparsers) -> None:
     p.set_defaults(func=cmd_forget)
 
     p = subparsers.add_parser("prune", help="delete the workspace files of batches past their review window "
-                                            "that no live chunk needs (each batch's finish does this too)")
+                                            "that no live chunk needs, and old run logs (each batch's finish "
+                                            "does this too)")
     p.add_argument("--dry-run", action="store_true", help="show what would go, delete nothing")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_prune)

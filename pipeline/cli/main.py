@@ -244,7 +244,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def _airflow_log(settings, name: str) -> Path:
-    return settings.data_root / "logs" / f"{time.strftime('%Y%m%dT%H%M%S')}-{name}.log"
+    return settings.run_logs_path / f"{time.strftime('%Y%m%dT%H%M%S')}-{name}.log"
 
 
 def cmd_reprocess(args: argparse.Namespace) -> int:
