@@ -211,7 +211,8 @@ def test_the_valve_stops_a_refresh_where_most_files_vanished(corpus, settings, w
 
 UNREADABLE_BATCH = """
 import json, sys
-from pipeline.batch.discovery import discover
+from pathlib import Path
+from pipeline.batch.discovery import discover, reprocess_manifest
 from pipeline.batch.runner import run_stage
 from pipeline.config import get_settings
 from pipeline.contracts import DocRef
@@ -221,8 +222,10 @@ settings = get_settings()
 manifest = discover(settings, "perm-batch")
 results = {d.doc_id: run_stage(stage(EXTRACT), DocRef(batch_id="perm-batch", doc_id=d.doc_id), settings)
            for d in manifest.documents}
+again = reprocess_manifest(settings, "perm-again", sys.argv[1]).documents[0]  # `rosetta reprocess FILE`
 print(json.dumps({"found": {d.source_path: d.sha256 for d in manifest.documents},
-                  "results": {k: [r.status, r.reason, r.detail] for k, r in results.items()}}))
+                  "results": {k: [r.status, r.reason, r.detail] for k, r in results.items()},
+                  "reprocessed": [Path(again.source_path).name, again.sha256]}))
 """
 
 
@@ -247,8 +250,8 @@ def test_a_file_that_cannot_be_read_is_quarantined_and_the_batch_goes_on():
         env = {**os.environ, "ROSETTA__DATA_ROOT": str(data_root), "ROSETTA__SOURCE_DIR": str(source),
                "ROSETTA__SECRETS_DIR": str(data_root / "secrets"), "HOME": str(data_root),
                "ROSETTA__LIMITS__ISOLATE": "false", "PYTHONPATH": str(Path(__file__).parent.parent)}
-        run = subprocess.run([*as_nobody, sys.executable, "-c", UNREADABLE_BATCH], capture_output=True, text=True,
-                             env=env, cwd=data_root, timeout=300)
+        run = subprocess.run([*as_nobody, sys.executable, "-c", UNREADABLE_BATCH, str(source / "restricted.pdf")],
+                             capture_output=True, text=True, env=env, cwd=data_root, timeout=300)
         assert run.returncode == 0, run.stderr[-3000:]
         report = json.loads(run.stdout.strip().splitlines()[-1])
         hashes = {Path(path).name: sha for path, sha in report["found"].items()}
@@ -259,5 +262,6 @@ def test_a_file_that_cannot_be_read_is_quarantined_and_the_batch_goes_on():
         assert (status, reason) == ("quarantined", "unreadable") and "restricted.pdf" in detail
         assert "Permission denied" in detail
         assert "restricted.pdf cannot be read (Permission denied)" in run.stderr
+        assert report["reprocessed"] == ["restricted.pdf", ""]  # a one-document batch sends it on the same way
     finally:
         shutil.rmtree(data_root, ignore_errors=True)

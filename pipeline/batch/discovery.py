@@ -82,15 +82,6 @@ def list_sources(settings: Settings, paths: Iterable[str | Path] | None = None) 
     return sorted(found)
 
 
-def source_document(path: Path, settings: Settings, doc_id: str | None = None) -> SourceDocument:
-    return SourceDocument(
-        doc_id=doc_id or doc_id_for(path, settings.source_dir),
-        source_path=str(path),
-        sha256=sha256_file(path),
-        size_bytes=path.stat().st_size,
-    )
-
-
 def found_file(path: Path) -> FoundFile | None:
     """A listed file with its content's hash; None when it went between listing and reading
     (a deletion the plan records as such). A file that is there but cannot be read (its
@@ -106,6 +97,16 @@ def found_file(path: Path) -> FoundFile | None:
         log.warning("%s cannot be read (%s): it will be quarantined as unreadable", path, error.strerror or error)
         size = path.stat().st_size if path.exists() else 0
         return FoundFile(str(path), "", size)
+
+
+def source_document(path: Path, settings: Settings, doc_id: str | None = None) -> SourceDocument:
+    """One document to reprocess; a file that cannot be read goes to the batch as discovery
+    sends it (no hash: quarantined as unreadable by the extract stage)."""
+    found = found_file(path)
+    if found is None:
+        raise ValueError(f"{path} went before it could be read")
+    return SourceDocument(doc_id=doc_id or doc_id_for(path, settings.source_dir), source_path=found.path,
+                          sha256=found.sha256, size_bytes=found.size_bytes)
 
 
 def discover(settings: Settings, batch_id: str, paths: Iterable[str | Path] | None = None,
