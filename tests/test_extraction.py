@@ -322,6 +322,26 @@ def test_bad_files_are_quarantined_and_the_batch_goes_on(settings, tmp_path):
     }
 
 
+def test_a_file_rewritten_after_discovery_is_quarantined_not_loaded_under_its_old_hash(settings, tmp_path):
+    """A sync client or an editor saves a new version between discovery and extraction: the text
+    read is not the content the manifest's sha256 names, so the document waits for the next
+    refresh instead of loading under the wrong lineage; an unchanged file beside it is read."""
+    import shutil
+
+    policy, steady = tmp_path / "policy.pdf", tmp_path / "steady.pdf"
+    text_pdf("Retention policy\nInvoices are kept for ten years.", policy)
+    shutil.copy(FIXTURES / "en-born-digital.pdf", steady)
+    manifest = discovery.write_manifest(settings, "extract-rewritten", "corpus_refresh",
+                                        [discovery.source_document(f, settings, doc_id=f.stem) for f in (policy, steady)],
+                                        [])
+    text_pdf("Retention policy\nInvoices are kept for eight years.", policy)  # saved again meanwhile
+    results = {d.doc_id: run_stage(stage(EXTRACT), DocRef(batch_id=manifest.batch_id, doc_id=d.doc_id), settings)
+               for d in manifest.documents}
+    assert (results["policy"].status, results["policy"].reason) == ("quarantined", "source_changed")
+    assert "policy.pdf changed while the batch read it" in results["policy"].detail
+    assert results["steady"].status == "ok"
+
+
 def test_cli_extract_json(settings, capsys):
     assert cli_main(["extract", str(KINDS / "mixed-page.pdf"), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

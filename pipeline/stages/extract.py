@@ -227,6 +227,16 @@ def run(ref: DocRef, settings: Settings) -> StageResult:
     source = ws.source(ref.doc_id)
     if source is None:
         raise RuntimeError(f"document {ref.doc_id} is not in batch {ref.batch_id}'s manifest")
-    document = extract_file(Path(source.source_path), settings, doc_id=source.doc_id, sha256=source.sha256)
+    path = Path(source.source_path)
+    document = extract_file(path, settings, doc_id=source.doc_id, sha256=source.sha256)
+    # a file rewritten since the batch found it (a sync client, an editor saving): its text is
+    # not the content the manifest names, and its chunks would carry the wrong sha256
+    try:
+        changed = bool(source.sha256) and sha256_file(path) != source.sha256
+    except FileNotFoundError:
+        raise DocumentError("missing_file", f"{path} went while the batch read it") from None
+    if changed:
+        raise DocumentError("source_changed", f"{path.name} changed while the batch read it; the next refresh "
+                                              "reads the new version")
     out = ws.write_model(ws.path(EXTRACT, ref.doc_id), document)
     return StageResult(batch_id=ref.batch_id, doc_id=ref.doc_id, stage=EXTRACT, output=str(out))
