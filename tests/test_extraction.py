@@ -334,12 +334,25 @@ def test_a_file_rewritten_after_discovery_is_quarantined_not_loaded_under_its_ol
     manifest = discovery.write_manifest(settings, "extract-rewritten", "corpus_refresh",
                                         [discovery.source_document(f, settings, doc_id=f.stem) for f in (policy, steady)],
                                         [])
+    found = policy.read_bytes()
     text_pdf("Retention policy\nInvoices are kept for eight years.", policy)  # saved again meanwhile
     results = {d.doc_id: run_stage(stage(EXTRACT), DocRef(batch_id=manifest.batch_id, doc_id=d.doc_id), settings)
                for d in manifest.documents}
     assert (results["policy"].status, results["policy"].reason) == ("quarantined", "source_changed")
     assert "policy.pdf changed while the batch read it" in results["policy"].detail
     assert results["steady"].status == "ok"
+
+    # recorded as holding no known content: saved back as it was found, the file is read again
+    from pipeline.batch import lifecycle
+    from pipeline.batch.sync import plan_refresh
+    from pipeline.stores.document_registry import DocumentRegistry
+
+    lifecycle.finish_batch(manifest.batch_id, [results["policy"].model_dump()], {}, settings)
+    row = DocumentRegistry(settings.document_registry_path).get("policy")
+    assert (row.status, row.quarantine_reason, row.sha256) == ("quarantined", "source_changed", "")
+    policy.write_bytes(found)
+    plan = plan_refresh(settings, [discovery.found_file(policy)], [tmp_path])
+    assert [d.doc_id for d in plan.todo] == ["policy"]
 
 
 def test_cli_extract_json(settings, capsys):
