@@ -209,6 +209,43 @@ def test_the_valve_stops_a_refresh_where_most_files_vanished(corpus, settings, w
     shutil.move(unmounted, corpus)
 
 
+def test_a_refresh_reads_again_only_the_files_that_changed(settings, tmp_path, monkeypatch):
+    """Discovery keeps each file's hash with its size and modification time: an unchanged share
+    is not read again at each refresh (a daily refresh of a large share read all of it), a
+    changed file is, and so is a file modified just before it was read (its time may not move
+    on a second change); ``--force`` reads every file."""
+    import time
+
+    from pipeline.batch import discovery
+
+    reads: list[str] = []
+    sha256_file = discovery.sha256_file
+    monkeypatch.setattr(discovery, "sha256_file", lambda path: reads.append(path.name) or sha256_file(path))
+    registry = DocumentRegistry(tmp_path / "registry.sqlite")
+    folder = tmp_path / "share"
+    folder.mkdir()
+    hour_ago = time.time() - 3600
+    for name in ("a.pdf", "b.pdf", "c.pdf"):
+        text_pdf(f"Policy {name}\nThe first version.", folder / name)
+        os.utime(folder / name, (hour_ago, hour_ago))
+
+    def refresh(rehash=False) -> dict[str, str]:
+        reads.clear()
+        paths = sorted(folder.iterdir())
+        return {Path(f.path).name: f.sha256 for f in discovery.found_files(paths, registry, [folder], rehash)}
+
+    first = refresh()
+    assert sorted(reads) == ["a.pdf", "b.pdf", "c.pdf"]
+    assert refresh() == first and reads == []
+    text_pdf("Policy b.pdf\nThe second version, longer than the first.", folder / "b.pdf")  # saved just now
+    second = refresh()
+    assert reads == ["b.pdf"] and second["b.pdf"] != first["b.pdf"] and second["a.pdf"] == first["a.pdf"]
+    assert refresh() == second and reads == ["b.pdf"]  # modified moments before it was read: read again
+    assert refresh(rehash=True) == second and sorted(reads) == ["a.pdf", "b.pdf", "c.pdf"]
+    (folder / "c.pdf").unlink()
+    assert set(refresh()) == {"a.pdf", "b.pdf"} and str(folder / "c.pdf") not in registry.file_hashes()
+
+
 UNREADABLE_BATCH = """
 import json, sys
 from pathlib import Path

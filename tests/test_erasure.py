@@ -115,6 +115,7 @@ def test_after_forget_nothing_under_the_data_root_holds_its_text(ingested, setti
     row = registry.get(ingested["target"])
     assert (row.status, row.source_path, row.sha256, row.chunks) == ("forgotten", "", None, 0)
     assert registry.paths(ingested["target"]) == []
+    assert not [path for path in registry.file_hashes() if path.endswith("subject.pdf")]  # nor its file's hash
     log = registry.erasures()
     assert [(e["doc_id"], e["reason"]) for e in log] == [(ingested["target"], "data-subject erasure request #42")]
     status = {d["doc_id"]: d for d in json.loads(cli("status", "--json"))["documents"]}

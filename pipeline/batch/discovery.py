@@ -36,10 +36,14 @@ from pipeline.contracts import (
     SourceDocument,
     StageTiming,
 )
-from pipeline.stores.document_registry import GONE, DocumentRegistry
+from pipeline.stores.document_registry import GONE, DocumentRegistry, FileHash
 from pipeline.workspace import Workspace, doc_id_for, sha256_file
 
 log = logging.getLogger(__name__)
+# A file modified this close before it was read may change again within its file system's
+# timestamp granularity (2 s on FAT and some shares) without its modification time moving:
+# it is read again next time rather than trusted.
+UNSEEN_CHANGE_NS = 2_000_000_000
 
 
 class PathNotAllowed(ValueError):
@@ -99,6 +103,36 @@ def found_file(path: Path) -> FoundFile | None:
         return FoundFile(str(path), "", size)
 
 
+def found_files(paths: list[Path], registry: DocumentRegistry, roots: list[Path], rehash: bool) -> list[FoundFile]:
+    """Each listed file with its hash (``found_file``). A file whose size and modification time
+    are those it had when it was last read, well after it was last modified, keeps the hash it
+    had: a refresh of an unchanged share reads no file again. ``rehash`` (``--force``) reads
+    every file. What was read is remembered; entries of files gone from ``roots`` are dropped."""
+    stored = registry.file_hashes()
+    known = {} if rehash else stored
+    found, hashed = [], {}
+    for path in paths:
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            log.warning("%s went while the batch was being listed: not processed", path)
+            continue
+        seen = known.get(str(path))
+        if seen and (seen.size, seen.mtime_ns) == (stat.st_size, stat.st_mtime_ns) \
+                and stat.st_mtime_ns < seen.hashed_at_ns - UNSEEN_CHANGE_NS:
+            found.append(FoundFile(str(path), seen.sha256, stat.st_size))
+            continue
+        reading_started = time.time_ns()
+        if (f := found_file(path)) is not None:
+            found.append(f)
+            if f.sha256:
+                hashed[f.path] = FileHash(stat.st_size, stat.st_mtime_ns, f.sha256, reading_started)
+    listed = {f.path for f in found}
+    gone = [p for p in stored if p not in listed and any(Path(p).is_relative_to(root) for root in roots)]
+    registry.remember_hashes(hashed, gone)
+    return found
+
+
 def source_document(path: Path, settings: Settings, doc_id: str | None = None) -> SourceDocument:
     """One document to reprocess; a file that cannot be read goes to the batch as discovery
     sends it (no hash: quarantined as unreadable by the extract stage)."""
@@ -122,7 +156,7 @@ def discover(settings: Settings, batch_id: str, paths: Iterable[str | Path] | No
     started = time.monotonic()
     recover(settings)
     roots = [confined(p, settings) for p in paths] if paths else [settings.source_dir.resolve()]
-    found = [f for f in map(found_file, list_sources(settings, paths)) if f is not None]
+    found = found_files(list_sources(settings, paths), DocumentRegistry(settings.document_registry_path), roots, force)
     plan = plan_refresh(settings, found, roots, force)
     try:
         check_deletions(plan, settings, allow_mass_deletion)

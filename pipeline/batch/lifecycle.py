@@ -67,9 +67,12 @@ def finish_batch(batch_id: str, results: list[dict[str, Any]], outcome: dict[str
         row: dict[str, Any] = {"doc_id": result.doc_id, "source_path": source.source_path}
         if result.status == "quarantined":
             row.update(status="quarantined", reason=result.reason, detail=result.detail)
-            # a file rewritten while it was read: what it holds now is unknown, so the next refresh
-            # reads it whatever its content (else a file saved back as found would be skipped)
-            held = "" if result.reason == "source_changed" else source.sha256
+            held = source.sha256
+            if result.reason == "source_changed":
+                # a file rewritten while it was read: what it holds now is unknown, so the next refresh
+                # reads it again whatever its content (a file saved back as found is not skipped)
+                held = ""
+                registry.remember_hashes({}, gone=[source.source_path])
             registry.record_document(result.doc_id, source.source_path, status="quarantined", sha256=held,
                                      quarantine_reason=result.reason, quarantine_detail=result.detail,
                                      last_batch=batch_id, chunks=0)

@@ -62,6 +62,13 @@ CREATE TABLE IF NOT EXISTS declared_pairs (
     declared_at TEXT NOT NULL,
     PRIMARY KEY (first_doc_id, second_doc_id)
 );
+CREATE TABLE IF NOT EXISTS file_hashes (  -- what discovery read last, so an unchanged file is not read again
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    hashed_at_ns INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS erasures (
     doc_id TEXT NOT NULL,
     reason TEXT NOT NULL,
@@ -100,6 +107,14 @@ class DocumentRow:
     updated_at: str
     deleted_at: str | None = None
     delete_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class FileHash:
+    size: int
+    mtime_ns: int
+    sha256: str
+    hashed_at_ns: int  # when it was read: a file changed just before may have changed unseen since
 
 
 @dataclass
@@ -206,6 +221,8 @@ class DocumentRegistry:
         now = _now()
         with self._connect() as db:
             db.execute("PRAGMA secure_delete = ON")
+            db.execute("DELETE FROM file_hashes WHERE path IN (SELECT path FROM document_paths WHERE doc_id = ?) "
+                       "OR sha256 = (SELECT sha256 FROM documents WHERE doc_id = ?)", (doc_id, doc_id))
             db.execute("DELETE FROM document_paths WHERE doc_id = ?", (doc_id,))
             db.execute("DELETE FROM declared_pairs WHERE ? IN (first_doc_id, second_doc_id)", (doc_id,))
             db.execute("UPDATE documents SET source_path = '', sha256 = NULL, status = 'forgotten', lang = NULL, "
@@ -223,6 +240,19 @@ class DocumentRegistry:
         with self._connect() as db:
             db.isolation_level = None  # VACUUM cannot run inside a transaction
             db.execute("VACUUM")
+
+    # --- file hashes (pipeline.batch.discovery) -------------------------------------------
+    def file_hashes(self) -> dict[str, FileHash]:
+        with self._connect() as db:
+            return {r["path"]: FileHash(r["size"], r["mtime_ns"], r["sha256"], r["hashed_at_ns"])
+                    for r in db.execute("SELECT * FROM file_hashes")}
+
+    def remember_hashes(self, hashed: dict[str, FileHash], gone: Iterable[str] = ()) -> None:
+        """Record files just hashed, and drop the entries of paths no longer found."""
+        with self._connect() as db:
+            db.executemany("DELETE FROM file_hashes WHERE path = ?", [(path,) for path in gone])
+            db.executemany("INSERT OR REPLACE INTO file_hashes VALUES (?, ?, ?, ?, ?)",
+                           [(path, h.size, h.mtime_ns, h.sha256, h.hashed_at_ns) for path, h in hashed.items()])
 
     # --- declared translations ----------------------------------------------------------
     def declare(self, doc_ids: list[str], translation: bool | None) -> None:
