@@ -352,7 +352,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ingest", help="run the corpus_refresh DAG on files or folders")
     p.add_argument("paths", nargs="*", help="files or folders (default: the configured source folder)")
-    p.add_argument("--force", action="store_true", help="reprocess unchanged documents too (every file read and hashed again)")
+    p.add_argument("--force", action="store_true",
+                   help="reprocess unchanged documents too (every file read and hashed again)")
     p.add_argument("--allow-mass-deletion", action="store_true",
                    help="delete vanished documents even past sync.max_deleted_fraction")
     p.set_defaults(func=cmd_ingest)
