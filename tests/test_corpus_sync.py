@@ -187,6 +187,25 @@ def test_a_loaded_documents_file_that_cannot_be_read_is_tried_again_not_deleted(
     assert not doc_ids & {d.doc_id for d in plan.deleted} and plan.moved == []
 
 
+def test_a_new_version_that_fails_leaves_the_loaded_one_searchable_and_says_so(corpus, settings, weaviate_server):
+    """A file saved over with a broken version: quarantined with the reason, while the version
+    loaded before stays live, and the registry counts its chunks and says it stays."""
+    path = corpus / "misc" / "en-gdpr.pdf"
+    doc_id, good = doc_of(settings, path), path.read_bytes()
+    chunks = registry(settings).get(doc_id).chunks
+    live_before = {u for u, (p, _) in live(weaviate_server, settings).items() if p["doc_id"] == doc_id}
+    assert chunks and len(live_before) == chunks
+    path.write_bytes(good[: len(good) // 3])  # a save cut short
+    run_id, state = refresh(settings)
+    assert state == "success"
+    row = registry(settings).get(doc_id)
+    assert (row.status, row.quarantine_reason, row.chunks) == ("quarantined", "corrupt_pdf", chunks)
+    assert row.quarantine_detail.endswith(f"; the version loaded before stays searchable ({chunks} chunks)")
+    assert {u for u, (p, _) in live(weaviate_server, settings).items() if p["doc_id"] == doc_id} == live_before
+    path.write_bytes(good)
+    assert refresh(settings)[1] == "success" and registry(settings).get(doc_id).status == "loaded"
+
+
 def test_the_valve_stops_a_refresh_where_most_files_vanished(corpus, settings, weaviate_server):
     before = live(weaviate_server, settings)
     statuses = {d.doc_id: d.status for d in registry(settings).documents()}

@@ -66,7 +66,12 @@ def finish_batch(batch_id: str, results: list[dict[str, Any]], outcome: dict[str
         source = sources[result.doc_id]
         row: dict[str, Any] = {"doc_id": result.doc_id, "source_path": source.source_path}
         if result.status == "quarantined":
-            row.update(status="quarantined", reason=result.reason, detail=result.detail)
+            # a new version that fails leaves the version loaded before live (promotion replaces
+            # only the documents a batch loads): its chunks are counted, and said to stay
+            earlier = registry.get(result.doc_id)
+            live = earlier.chunks if earlier and earlier.status in ("loaded", "quarantined") and earlier.chunks else 0
+            detail = result.detail + (f"; the version loaded before stays searchable ({live} chunks)" if live else "")
+            row.update(status="quarantined", reason=result.reason, detail=detail)
             held = source.sha256
             if result.reason == "source_changed":
                 # a file rewritten while it was read: what it holds now is unknown, so the next refresh
@@ -74,8 +79,8 @@ def finish_batch(batch_id: str, results: list[dict[str, Any]], outcome: dict[str
                 held = ""
                 registry.remember_hashes({}, gone=[source.source_path])
             registry.record_document(result.doc_id, source.source_path, status="quarantined", sha256=held,
-                                     quarantine_reason=result.reason, quarantine_detail=result.detail,
-                                     last_batch=batch_id, chunks=0)
+                                     quarantine_reason=result.reason, quarantine_detail=detail,
+                                     last_batch=batch_id, chunks=live)
         else:
             extracted = ws.read_model(ws.path(EXTRACT, result.doc_id), ExtractedDocument)
             cleaned = ws.read_model(ws.path(LANGUAGE, result.doc_id), CleanedDocument)
