@@ -133,6 +133,16 @@ def change_after_signing(path: Path, title: str) -> Path:
     return path
 
 
+def save_dates(path: Path, created: str, modified: str) -> Path:
+    """An editor's save that states its dates on its own clock (PDF date strings, offset
+    included): a new information dictionary appended."""
+    pdf = path.read_bytes()
+    (info,) = _new_numbers(pdf, 1)
+    body = b"<</CreationDate (%s)/ModDate (%s)>>" % (created.encode(), modified.encode())
+    path.write_bytes(_update(pdf, {info: body}, b"/Info %d 0 R" % info))
+    return path
+
+
 def add_validation_data(path: Path) -> Path:
     """What PAdES B-LT appends after a signature: a DSS dictionary holding a certificate (here
     a fresh one: nothing reads it), the catalog pointing at it, and a new document information

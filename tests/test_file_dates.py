@@ -9,6 +9,7 @@ from datetime import date, datetime, timedelta, timezone
 import pytest
 
 from conftest import text_pdf
+from pdf_signing import save_dates
 from pipeline.contracts import DocumentInfo
 from pipeline.stages.enrich import file_date
 
@@ -24,6 +25,19 @@ def test_a_files_date_is_its_last_modification_else_its_creation(info, expected)
     assert file_date(info) == expected
 
 
+@pytest.mark.parametrize("stamp, held", [
+    (datetime(2025, 3, 1, 8, 30, tzinfo=timezone(timedelta(hours=9))), True),  # 28 February in UTC
+    (datetime(2025, 2, 28, 21, 0, tzinfo=timezone(timedelta(hours=-5))), False),  # 1 March in UTC
+    ("2025-03-31T23:30:00-12:00", True),  # a shown chunk's JSON: 1 April in UTC
+    ("2025-04-01T00:30:00+14:00", False),
+    (None, False),  # undated: in no period
+])
+def test_a_period_holds_the_files_of_its_days_on_their_own_clock(stamp, held):
+    from pipeline.retrieval.scope import ScopeFilter
+
+    assert ScopeFilter(None, None, since=date(2025, 3, 1), until=date(2025, 3, 31)).holds({"file_date": stamp}) is held
+
+
 POLICY = """Richtlinie zur Aufbewahrung von Geschäftsunterlagen
 § 1 Geltungsbereich
 Diese Richtlinie gilt für alle Rechnungen, Verträge und Buchungsbelege der Gesellschaft und ihrer Niederlassungen.
@@ -34,6 +48,8 @@ QUESTION = "Wie lange werden Rechnungen aufbewahrt?"
 VERSIONS = {"policy-2023.pdf": ("zehn", datetime(2023, 3, 1, 9, 0, tzinfo=timezone.utc)),
             "policy-2025.pdf": ("acht", datetime(2025, 6, 30, 10, 0, tzinfo=timezone.utc)),
             "policy-undated.pdf": ("sieben", None)}
+# saved in Tokyo at 08:30 on 30 June 2025: still 29 June in UTC, of 30 June on the file's own clock
+TOKYO_MORNING = {"created": "D:20250531100000Z", "modified": "D:20250630083000+09'00'"}
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +61,7 @@ def policies(settings, weaviate_server):
         # matplotlib stamps a CreationDate of its own unless told None
         text_pdf(POLICY.format(years=years), settings.source_dir / name,
                  metadata={"CreationDate": when - timedelta(days=30) if when else None, "ModDate": when})
+    save_dates(settings.source_dir / "policy-2025.pdf", **TOKYO_MORNING)  # matplotlib writes no offset east of UTC
     run_id, state = run_dag("corpus_refresh", {"paths": [], "force": False}, settings)
     assert state == "success", run_id
 
@@ -71,8 +88,10 @@ def test_a_period_finds_the_version_dated_in_it_both_ends_inclusive(policies, se
     assert hit["date"] == "2025-06-30" and "acht Jahre" in hit["text"]
     older = search(QUESTION, settings, scope=Scope(until=date(2024, 12, 31)))
     assert files(older) == {"policy-2023.pdf"}
+    # the day on the file's own clock, as search shows it, not the UTC day (29 June)
     one_day = search(QUESTION, settings, scope=Scope(since=date(2025, 6, 30), until=date(2025, 6, 30)))
     assert files(one_day) == {"policy-2025.pdf"}
+    assert files(search(QUESTION, settings, scope=Scope(until=date(2025, 6, 29)))) == {"policy-2023.pdf"}
     later = search(QUESTION, settings, scope=Scope(since=date(2025, 7, 1)))
     assert not later.answered and later.groups == []  # dated nothing, and the undated one is in no period
     with pytest.raises(ValueError, match="--since 2025-07-01 is after --until 2025-06-30"):
@@ -124,6 +143,6 @@ def test_rosetta_extract_prints_the_dates_the_file_states(policies, settings, ca
 
     assert main(["extract", str(settings.source_dir / "policy-2025.pdf")]) == 0
     out = capsys.readouterr().out
-    assert "  created: 2025-05-31T10:00:00Z" in out and "  modified: 2025-06-30T10:00:00Z" in out, out
+    assert "  created: 2025-05-31T10:00:00Z" in out and "  modified: 2025-06-30T08:30:00+09:00" in out, out
     assert main(["extract", str(settings.source_dir / "policy-undated.pdf")]) == 0
     assert "created:" not in capsys.readouterr().out

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -43,7 +42,7 @@ from pipeline.retrieval.refusal import (
     labels,
     read_passage,
 )
-from pipeline.retrieval.scope import Scope, ScopeFilter, resolve
+from pipeline.retrieval.scope import Scope, ScopeFilter, file_day, resolve
 from pipeline.retrieval.terms import terms
 from pipeline.stores import vector_store
 from pipeline.text.langid import detect_block
@@ -91,8 +90,8 @@ class SearchResult:
 
 
 def _day_of(stamp: Any) -> str | None:
-    """The day a file is dated (Weaviate gives a datetime, a shown chunk's JSON a string)."""
-    return stamp.date().isoformat() if isinstance(stamp, datetime) else (stamp[:10] if stamp else None)
+    day = file_day(stamp)
+    return day.isoformat() if day else None
 
 
 def tuning(settings: Settings, embedder: str) -> EmbedderTuning:

@@ -3,8 +3,11 @@
 
 A compliance team asks of one folder of contracts, of one regulation, of what one person
 signed, or of what was issued in a period. Dates are the file's own (its last modification,
-else its creation: ``file_date``), compared in UTC, both ends inclusive; documents that
-state no date are outside any period. Paths are matched against the document registry, every
+else its creation: ``file_date``), each read as the day it is on the file's own clock (a contract
+saved at 08:30 in Tokyo on 1 March is of 1 March, though it is still 28 February in UTC; search
+shows that day too), both ends inclusive; documents that state no date are outside any period.
+Weaviate compares instants, so its filter takes a day more on each side (no UTC offset reaches a
+day) and candidates are then held to the period by their own day. Paths are matched against the document registry, every
 path a document is known by (a copy's too), so a file, a folder and a glob pattern all work
 and a match is exact; a pattern is read relative to the source folder (as search shows a
 hit's file) and relative to the working directory. Signers: every word of the name, in any
@@ -51,12 +54,26 @@ class ScopeFilter:
     where: Filter | None
     doc_ids: frozenset[str] | None
     signer_words: tuple[frozenset[str], ...] = ()  # each word's spellings
+    since: date | None = None
+    until: date | None = None
 
     def holds(self, properties: dict) -> bool:
         if self.doc_ids is not None and properties.get("doc_id") not in self.doc_ids:
             return False
+        if self.since or self.until:
+            day = file_day(properties.get("file_date"))
+            if day is None or (self.since and day < self.since) or (self.until and day > self.until):
+                return False
         return not self.signer_words or any(is_named(self.signer_words, name)
                                             for name in properties.get("signed_by") or [])
+
+
+def file_day(stamp: datetime | str | None) -> date | None:
+    """The day a file is dated, on its own clock: Weaviate gives ``file_date`` back with the
+    offset it was stored with (a shown chunk's JSON, as text)."""
+    if isinstance(stamp, str):
+        stamp = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    return stamp.date() if stamp else None
 
 
 # Letters NFKD does not take apart, and their plain spellings (Łukasz, Søren, Đorđe; casefolding
@@ -130,6 +147,12 @@ def _day_start(day: date) -> datetime:
     return datetime.combine(day, time(), tzinfo=timezone.utc)
 
 
+# Weaviate's filter on the instant takes this much more on each side of a period: a day on a
+# file's own clock starts and ends as many hours from its UTC namesake as the file's offset
+# states (any hour up to 23 in a PDF's date syntax); ``ScopeFilter.holds`` keeps the period's own.
+OFFSETS_REACH = timedelta(days=1)
+
+
 def resolve(scope: Scope | None, settings: Settings, collection) -> ScopeFilter:
     """The scope over ``collection`` (which holds the signers' names)."""
     if scope is None or not (scope.paths or scope.signed_by.strip() or scope.since or scope.until):
@@ -138,12 +161,14 @@ def resolve(scope: Scope | None, settings: Settings, collection) -> ScopeFilter:
         raise ValueError(f"--since {scope.since} is after --until {scope.until}: no day is in that period")
     parts = []
     if scope.since:
-        parts.append(Filter.by_property("file_date").greater_or_equal(_day_start(scope.since)))
+        parts.append(Filter.by_property("file_date").greater_or_equal(_day_start(scope.since) - OFFSETS_REACH))
     if scope.until:
-        parts.append(Filter.by_property("file_date").less_than(_day_start(scope.until + timedelta(days=1))))
+        parts.append(Filter.by_property("file_date").less_than(
+            _day_start(scope.until + timedelta(days=1)) + OFFSETS_REACH))
     doc_ids = documents_at(scope.paths, settings) if scope.paths else None
     if doc_ids is not None:
         parts.append(Filter.by_property("doc_id").contains_any(sorted(doc_ids)))
     if scope.signed_by.strip():
         parts.append(Filter.by_property("signed_by").contains_any(signers_named(collection, scope.signed_by)))
-    return ScopeFilter(Filter.all_of(parts) if len(parts) > 1 else parts[0], doc_ids, words(scope.signed_by))
+    return ScopeFilter(Filter.all_of(parts) if len(parts) > 1 else parts[0], doc_ids, words(scope.signed_by),
+                       scope.since, scope.until)
