@@ -310,6 +310,26 @@ def test_a_forms_rulings_and_the_scan_border_go_and_its_cells_are_read():
     assert noise.clear_rulings(clean) is clean
 
 
+def test_rulings_are_looked_for_no_longer_than_the_page(monkeypatch):
+    """A wide page whose only ink is a frame (its one "glyph" as tall as the page): the frame's
+    long sides are rulings and go; no opening is asked for with a kernel longer than the page
+    (OpenCV's costs the kernel's length a pixel: pymupdf's test-4000-links.pdf, a 30 x 42 inch
+    page, took 73 s in it)."""
+    framed = np.full((600, 4000), 255, np.uint8)
+    cv2.rectangle(framed, (5, 5), (3994, 594), 0, 3)
+    kernels = []
+    opening = cv2.morphologyEx
+
+    def spy(image, op, kernel, *args, **kwargs):
+        kernels.append(kernel.shape)
+        return opening(image, op, kernel, *args, **kwargs)
+
+    monkeypatch.setattr(noise.cv2, "morphologyEx", spy)
+    cleared = noise.clear_rulings(framed)
+    assert kernels and all(h <= 600 and w <= 4000 for h, w in kernels), kernels
+    assert (cleared[2:9, 20:3980] == 255).all() and (cleared[20:580, 3:8] < 128).any()  # the sides stay: 600 px < 5 glyphs
+
+
 def test_lines_read_from_formulas_are_rejected_and_the_prose_is_kept():
     """A page like the TeX manuals' figure pages (scripts/make_formula_page_fixture.py):
     prose, then two lines of display formulas, then prose."""
