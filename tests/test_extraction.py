@@ -218,9 +218,11 @@ def test_table_ruled_only_between_columns_is_read_whole_and_once(settings, tmp_p
     assert "pdfplumber" in page.engine
 
 
-def grid_pdf(path: Path, lines: int, size: float = 800.0) -> Path:
+def grid_pdf(path: Path, lines: int, size: float = 800.0, spread: bool = False) -> Path:
     """A page ruled by ``lines`` + 1 lines each way, as a spreadsheet printed to one page is,
-    with a label in every tenth cell of its first column and a title above it."""
+    with a label in every tenth cell of its first column and a title above it; with ``spread``,
+    on the right half of a spread twice as wide, the page cropped to that half and 20 pt off
+    its top."""
     step = size / lines
     ops = ["0.3 w"]
     for i in range(lines + 1):
@@ -228,13 +230,57 @@ def grid_pdf(path: Path, lines: int, size: float = 800.0) -> Path:
         ops += [f"20 {at:.2f} m {20 + size:.2f} {at:.2f} l S", f"{at:.2f} 20 m {at:.2f} {20 + size:.2f} l S"]
     ops += ["BT /F1 12 Tf 1 0 0 1 20 830 Tm (Register of processing activities) Tj /F1 4 Tf"]
     ops += [f"1 0 0 1 21 {21 + i * step:.2f} Tm (row{i}) Tj" for i in range(0, lines, 10)]
-    content = "\n".join([*ops, "ET"]).encode()
+    content = "\n".join(["1 0 0 1 840 0 cm" if spread else "", *ops, "ET"]).encode()
+    boxes = b"/MediaBox [0 0 1680 850] /CropBox [840 0 1680 830]" if spread else b"/MediaBox [0 0 840 850]"
     path.write_bytes(assemble_pdf([
         b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 840 850] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Type /Page /Parent 2 0 R %s /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>" % boxes,
         b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]))
     return path
+
+
+def spread_half_pdf(path: Path) -> Path:
+    """The right half of a two-page spread, as a scanned journal's pages are cut: a 1200 x 800
+    MediaBox with the CropBox on its right half (from y 100 up), a line of text on each half and
+    a grayscale image (a scanned region, white) on each; the left half is not shown."""
+    image = b"\xff" * 40 * 40
+    content = (b"BT /F1 14 Tf 1 0 0 1 650 700 Tm (Visible: the Supplier keeps its records for ten years.) Tj "
+               b"1 0 0 1 50 700 Tm (Hidden: the back cover of the spread.) Tj ET "
+               b"q 400 0 0 300 700 200 cm /Scan Do Q q 400 0 0 300 50 200 cm /Scan Do Q")
+    path.write_bytes(assemble_pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 1200 800] /CropBox [600 100 1200 800] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> /XObject << /Scan 6 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /XObject /Subtype /Image /Width 40 /Height 40 /ColorSpace /DeviceGray /BitsPerComponent 8 "
+        b"/Length %d >>\nstream\n%s\nendstream" % (len(image), image)]))
+    return path
+
+
+def test_a_page_shows_its_crop_box_and_is_read_from_its_corner(settings, tmp_path):
+    """pymupdf's test_2904.pdf, a journal's cover cut from its spread: the scanned region's box,
+    in the PDF's user space, cropped nothing of the page's render and failed the document
+    (OpenCV: an empty image), and the hidden back cover's text was read with the front's."""
+    (page,) = extract.extract_file(spread_half_pdf(tmp_path / "spread.pdf"), settings).pages
+    assert (page.width, page.height) == (600, 700)
+    assert "Supplier keeps its records" in page.text and "Hidden" not in page.text, page.text
+    assert page.ocr_reason == "scanned_region"  # the visible image was read (it holds no text)
+    (line,) = [b for b in page.blocks if "Supplier" in b.text]
+    x0, top, x1, bottom = line.bbox
+    assert 49 < x0 < 51 and 85 < top < bottom < 105 and x1 < 600, line.bbox  # 650 - 600; 800 - 700, 14 pt
+
+
+def test_a_table_on_a_cropped_page_is_found_where_its_text_is(settings, tmp_path):
+    """pdfplumber places a table from the MediaBox's top-left corner, PDFium's text from the
+    CropBox's: on a page cropped off the MediaBox's top the table's rows were read twice, as
+    the table and as lines outside it."""
+    (page,) = extract.extract_file(grid_pdf(tmp_path / "spread.pdf", 30, spread=True), settings).pages
+    (table,) = [b for b in page.blocks if b.kind == "table"]
+    assert all(f"row{i}" in table.text for i in range(0, 30, 10))
+    assert not any(f"row{i}" in b.text for b in page.blocks if b.kind != "table" for i in range(0, 30, 10))
+    assert 0 <= table.bbox[0] and table.bbox[2] <= page.width and 0 <= table.bbox[1] < table.bbox[3] <= page.height
 
 
 def test_a_grid_too_big_for_the_table_finder_is_read_as_text(settings, tmp_path):

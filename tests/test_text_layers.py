@@ -18,7 +18,7 @@ import pytest
 from conftest import text_pdf
 from pipeline.extraction.fonts import dropped_codes
 from pipeline.extraction.honesty import doubt, glyphs_read_as_spaces
-from pipeline.extraction.pdf import Chars
+from pipeline.extraction.pdf import Chars, PageFrame
 from pipeline.stages import extract
 
 
@@ -29,7 +29,7 @@ def lying(sample_corpus, tmp_path_factory):
 
 def layer(path) -> Chars:
     page = pdfium.PdfDocument(path)[0]
-    return Chars(page.get_textpage(), page.get_size()[1])
+    return Chars(page.get_textpage(), PageFrame.of(page))
 
 
 @pytest.mark.parametrize("name, reason", [("honest", None), ("cjk-no-tounicode", "unmapped_glyphs"),
@@ -195,8 +195,8 @@ def test_a_stamps_font_is_read_by_its_whole_map(tmp_path):
     import pdfplumber
 
     with pdfplumber.open(path) as plumber:
-        chars = Chars(pdfium.PdfDocument(path)[0].get_textpage(), 792,
-                      PageFonts(lambda: plumber.pages[0]))
+        page = pdfium.PdfDocument(path)[0]
+        chars = Chars(page.get_textpage(), PageFrame.of(page), PageFonts(lambda: plumber.pages[0]))
         assert chars.text == "人間１1ÄÖ"
 
 

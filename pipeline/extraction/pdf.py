@@ -15,6 +15,7 @@ import logging
 import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,53 @@ from pipeline.extraction.images import image_format
 SOFT_HYPHEN = re.compile(r"(?<=[a-zà-ÿ])[\ufffe\u00ad\x02](?=[a-zà-ÿ])|[\u00ad]")
 LINE_END_HYPHEN = re.compile(r"[\ufffe\x02]")
 LINE_BREAK = re.compile(r"\r\n|\n")
+
+
+Box = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class PageFrame:
+    """Where a page's visible area, its CropBox (what PDFium renders and a reader sees), lies in
+    the PDF's user space, in which PDFium places text, images and annotations. A page cut from a
+    two-page spread, a print page inside its bleed, or a MediaBox not at 0,0 place them away from
+    the page's own origin, and what lies outside the CropBox is not seen: a spread's other half, a
+    printer's slug, text a sender "removed" by cropping. Boxes go to the page's top-left origin."""
+    left: float
+    bottom: float
+    right: float
+    top: float
+    height: float  # the page's height as PDFium gives it (its rotation applied)
+    media_left: float
+    media_top: float
+
+    @classmethod
+    def of(cls, page) -> PageFrame:
+        media_left, _, _, media_top = page.get_mediabox()
+        return cls(*page.get_cropbox(), page.get_size()[1], media_left, media_top)
+
+    def top_left(self, left: float, bottom: float, right: float, top: float) -> Box:
+        """A user-space box (PDFium's left, bottom, right, top) from the page's top-left corner."""
+        origin = self.height + self.bottom
+        return (left - self.left, origin - top, right - self.left, origin - bottom)
+
+    def shows(self, left: float, bottom: float, right: float, top: float) -> bool:
+        """Whether any of a user-space box lies in the visible area."""
+        return right > self.left and left < self.right and top > self.bottom and bottom < self.top
+
+    def clipped(self, left: float, bottom: float, right: float, top: float) -> Box:
+        """The visible part of a user-space box, still in user space."""
+        return (max(left, self.left), max(bottom, self.bottom), min(right, self.right), min(top, self.top))
+
+    @property
+    def hides(self) -> bool:
+        """Whether part of the page's MediaBox lies outside what it shows."""
+        return self.left > self.media_left + 0.5 or self.top < self.media_top - 0.5
+
+    def from_plumber(self, box: Box) -> Box:
+        """A pdfplumber box (x0, top, x1, bottom from the MediaBox's top-left corner) in this frame."""
+        dx, dy = self.media_left - self.left, self.height + self.bottom - self.media_top
+        return (box[0] + dx, box[1] + dy, box[2] + dx, box[3] + dy)
 
 
 def check_file(path: Path) -> str:
@@ -233,9 +281,9 @@ class Chars:
     by their font (pipeline.extraction.fonts).
     """
 
-    def __init__(self, textpage, page_height: float, fonts: PageFonts | None = None):
+    def __init__(self, textpage, frame: PageFrame, fonts: PageFonts | None = None):
         self.textpage = textpage
-        self.height = page_height
+        self.frame = frame
         self.n = textpage.count_chars()
         text = textpage.get_text_range() if self.n else ""
         # Indices must match PDFium's characters (the boxes are read by index). The range is
@@ -245,6 +293,9 @@ class Chars:
         # A glyph read as its code whose font names it (a ligature: several letters) keeps its
         # first letter at its index, for the per-index readers; span_text gives it whole.
         self.named = name_glyphs(textpage, text, fonts) if fonts is not None else {}
+        if frame.hides:
+            text = self._without_hidden(text)
+            self.named = {k: named for k, named in self.named.items() if text[k] != PAD}
         if self.named:
             letters = list(text)
             for k, named in self.named.items():
@@ -254,23 +305,37 @@ class Chars:
         self.ink = np.fromiter((not c.isspace() and c not in "\ufffe\x02" + PAD for c in self.text), dtype=bool,
                                count=len(self.text))
 
+    def _without_hidden(self, text: str) -> str:
+        """``text`` with what lies outside the visible area held by PAD (no character), a space
+        after a hidden glyph too; line ends stay. PDFium joins text at one height across the
+        page's edge into one line ("Hidden back cover. Visible front"). A PDFium call a glyph,
+        only on such pages."""
+        letters, hidden = list(text), False
+        for k, letter in enumerate(letters):
+            if letter in "\r\n":
+                hidden = False
+                continue
+            if not letter.isspace() and letter != PAD:
+                hidden = not self.frame.shows(*self.textpage.get_charbox(k))
+            if hidden:
+                letters[k] = PAD
+        return "".join(letters)
+
     def span_text(self, start: int, end: int) -> str:
         """The text of characters [start, end), each named glyph whole."""
         if not self.named:
             return self.text[start:end]
         return "".join(self.named.get(k, self.text[k]) for k in range(start, end))
 
-    def _top_left(self, left: float, bottom: float, right: float, top: float) -> tuple[float, float, float, float]:
-        return (left, self.height - top, right, self.height - bottom)
-
     def char_boxes(self, idx: np.ndarray, loose: bool = False) -> np.ndarray:
         """Glyph boxes, or with ``loose`` the font's cells (one column's cells share their x range)."""
-        return np.array([self._top_left(*self.textpage.get_charbox(int(i), loose=loose)) for i in idx],
+        return np.array([self.frame.top_left(*self.textpage.get_charbox(int(i), loose=loose)) for i in idx],
                         dtype=np.float64).reshape(-1, 4)
 
     def span_box(self, start: int, end: int) -> tuple[float, float, float, float]:
-        rects = [self._top_left(*self.textpage.get_rect(i))
-                 for i in range(self.textpage.count_rects(start, end - start))]
+        rects = [self.frame.top_left(*rect) for rect in map(self.textpage.get_rect,
+                                                           range(self.textpage.count_rects(start, end - start)))
+                 if self.frame.shows(*rect)]
         return (min(r[0] for r in rects), min(r[1] for r in rects), max(r[2] for r in rects),
                 max(r[3] for r in rects)) if rects else (0.0, 0.0, 0.0, 0.0)
 

@@ -20,20 +20,23 @@ SCANNED_REGION_MIN_AREA = 0.05  # of the page: smaller images are figures, icons
 
 
 def scanned_regions(page, chars: Chars, width: float, height: float) -> list[tuple[float, float, float, float]]:
-    """Large grayscale/bilevel images with no text layer over them (top-left origin boxes)."""
+    """Large grayscale/bilevel images with no text layer over them (top-left origin boxes): the
+    part of each that the page shows."""
     import pypdfium2.raw as pdfium_c
 
     regions = []
     for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2):
-        left, bottom, right, top = obj.get_bounds()
+        bounds = obj.get_bounds()
+        if not chars.frame.shows(*bounds):
+            continue
+        left, bottom, right, top = chars.frame.clipped(*bounds)
         if (right - left) * (top - bottom) < SCANNED_REGION_MIN_AREA * width * height:
             continue
         meta = obj.get_metadata()
         if meta.colorspace != pdfium_c.FPDF_COLORSPACE_DEVICEGRAY and meta.bits_per_pixel != 1:
             continue  # colour images are figures and screenshots, not scans
-        box = (left, height - top, right, height - bottom)
         if not chars.textpage.get_text_bounded(left, bottom, right, top).strip():
-            regions.append(box)
+            regions.append(chars.frame.top_left(left, bottom, right, top))
     return regions
 
 
