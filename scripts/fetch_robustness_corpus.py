@@ -35,6 +35,7 @@ checked against its sha256. A second run only re-checks hashes.
     .venv/bin/python scripts/fetch_robustness_corpus.py --manifest scripts/scale_corpus.json --target samples/scale
     .venv/bin/python scripts/fetch_robustness_corpus.py --manifest scripts/library_test_corpus.json --target samples/library
     .venv/bin/python scripts/fetch_robustness_corpus.py --manifest scripts/pdfcpu_test_corpus.json --target samples/pdfcpu
+    .venv/bin/python scripts/fetch_robustness_corpus.py --manifest scripts/pymupdf_test_corpus.json --target samples/pymupdf
 
 With ``--manifest scripts/pdfcpu_test_corpus.json`` it fetches the 510 PDFs of pdfcpu's (a Go
 PDF processor's) test and sample folders, from its module zip on the Go module proxy: the files
@@ -43,6 +44,12 @@ PDF 2.0 samples of the PDF Association) and the files its commands wrote from th
 watermarks in 32 languages and scripts, booklets, n-up and cut pages, posters, filled forms, font
 tables, signatures). Every PDF of pkg/testdata and pkg/samples, less copies of the same bytes;
 their local names keep the whole path, since the stamp and watermark folders share file names.
+
+With ``--manifest scripts/pymupdf_test_corpus.json`` it fetches the 185 PDFs of PyMuPDF's tests
+folder (its 2.1 source distribution on PyPI), most of them files its users sent in with bug
+reports: journals cut from their spreads, posters of thousands of links, forms filled and
+flattened, scans in colour and black and white, papers, Chinese tables, French, Italian and
+Polish reports; every PDF of the folder, less four the library corpus holds.
 """
 
 from __future__ import annotations
