@@ -310,6 +310,36 @@ def test_a_forms_rulings_and_the_scan_border_go_and_its_cells_are_read():
     assert noise.clear_rulings(clean) is clean
 
 
+def test_a_page_crossed_out_corner_to_corner_is_read_under_the_cross():
+    """A voided form is crossed out: the two strokes join every line they pass into one blob,
+    and the page read as nothing (pymupdf's test_3863.pdf: 48 letters and digits of a typed
+    form). The cross goes as rulings do; the glyphs it ran through lose a few pixels."""
+    plain = gray("de-horizontal")
+    truth = (KINDS / "de-horizontal.txt").read_text(encoding="utf-8")
+    crossed = plain.copy()
+    h, w = crossed.shape
+    cv2.line(crossed, (0, 0), (w - 1, h - 1), 0, 5)
+    cv2.line(crossed, (w - 1, 0), (0, h - 1), 0, 5)
+    read = "\n".join(b.text for b in page.ocr_page(crossed, {}).blocks)
+    assert scan_pages.cer(truth, read) < 10, read
+
+
+def test_no_slanted_stroke_is_found_in_text_or_a_title_set_large():
+    """A title's letters are thick where a rule is thin: a heading seven times the body's size
+    (its A, V, W and X strokes at a slant, longer than SLANT_EM glyphs of the body) stays, and
+    neither a page of text nor a skewed one has a slanted rule."""
+    body = gray("de-horizontal")
+    title = Image.new("L", (body.shape[1], 800), 255)
+    big = ImageFont.truetype(scan_pages.font_for(scan_pages.PageSpec("de", "horizontal", 12, "sans")).path, 330)
+    ImageDraw.Draw(title).text((20, 200), "AVWX", font=big, fill=0)
+    page_with_title = np.vstack([np.asarray(title), body])
+    skewed, _ = degrade_pages.degrade(body, "skew", "severe", seed=3)
+    for image in (body, page_with_title, skewed):
+        ink = geometry.binarise(image)
+        _, _, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+        assert not noise.slanted_rules(ink, noise.glyph_size(stats)).any()
+
+
 def test_rulings_are_looked_for_no_longer_than_the_page(monkeypatch):
     """A wide page whose only ink is a frame (its one "glyph" as tall as the page): the frame's
     long sides are rulings and go; no opening is asked for with a kernel longer than the page
