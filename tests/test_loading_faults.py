@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import threading
 import time
@@ -348,6 +349,21 @@ def test_unreachable_weaviate_is_retried_by_airflow_and_batch_not_done(settings,
     assert registry.find_by_path(str((source_dir / "unreachable.pdf").resolve())).status != "loaded"
 
 
+def free_ports_pair() -> int:
+    """A port free with the next one: Raft's, and its RPC's one above it (Weaviate finds a
+    node's RPC at its Raft port + 1)."""
+    from conftest import free_port
+
+    while True:
+        port = free_port()
+        with socket.socket() as above:
+            try:
+                above.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
+
+
 def _start_server(settings, binary: Path, data: Path, http_port: int, grpc_port: int,
                   ports: list[int]) -> subprocess.Popen:
     """The server as embedded mode configures it (API key, loopback, tokenizers), on ports of its own."""
@@ -393,7 +409,7 @@ def test_server_killed_mid_load_then_retry_writes_every_chunk_once(settings, tmp
     expected = {o[0] for o in load.batch_objects(ws, doc_ids)}
 
     http_port, grpc_port = free_port(), free_port()
-    ports = [free_port(), free_port(), free_port() + 10]
+    ports = [free_port(), free_port(), free_ports_pair()]
     binary = embedded_server.embedded_binary_path(settings)
     key = store.api_key(settings)  # the embedded server's key, which _start_server configures
     data = tmp_path / "weaviate-data"
