@@ -272,6 +272,21 @@ def test_a_page_shows_its_crop_box_and_is_read_from_its_corner(settings, tmp_pat
     assert 49 < x0 < 51 and 85 < top < bottom < 105 and x1 < 600, line.bbox  # 650 - 600; 800 - 700, 14 pt
 
 
+def test_a_crop_box_reaching_past_the_media_box_shows_the_media_box(settings, tmp_path):
+    """A CropBox larger than the MediaBox shows no more than it (PDFium renders the two's
+    intersection): boxes stay where the render has them."""
+    content = b"BT /F1 14 Tf 1 0 0 1 50 700 Tm (The Supplier keeps its records for ten years.) Tj ET"
+    (tmp_path / "wide-crop.pdf").write_bytes(assemble_pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /CropBox [-20 -20 700 800] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]))
+    (page,) = extract.extract_file(tmp_path / "wide-crop.pdf", settings).pages
+    ((x0, top, _, _),) = [b.bbox for b in page.blocks]
+    assert (page.width, page.height) == (612, 792) and 49 < x0 < 51 and 75 < top < 92, (x0, top)
+
+
 def test_a_table_on_a_cropped_page_is_found_where_its_text_is(settings, tmp_path):
     """pdfplumber places a table from the MediaBox's top-left corner, PDFium's text from the
     CropBox's: on a page cropped off the MediaBox's top the table's rows were read twice, as

@@ -53,8 +53,11 @@ class PageFrame:
 
     @classmethod
     def of(cls, page) -> PageFrame:
-        media_left, _, _, media_top = page.get_mediabox()
-        return cls(*page.get_cropbox(), page.get_size()[1], media_left, media_top)
+        """The page's CropBox within its MediaBox (a CropBox reaching past it shows no more)."""
+        media = page.get_mediabox()
+        crop = page.get_cropbox()
+        shown = (max(crop[0], media[0]), max(crop[1], media[1]), min(crop[2], media[2]), min(crop[3], media[3]))
+        return cls(*shown, page.get_size()[1], media[0], media[3])
 
     def top_left(self, left: float, bottom: float, right: float, top: float) -> Box:
         """A user-space box (PDFium's left, bottom, right, top) from the page's top-left corner."""
