@@ -79,7 +79,7 @@ class PageFrame:
 
     def from_plumber(self, box: Box) -> Box:
         """A pdfplumber box (x0, top, x1, bottom from the MediaBox's top-left corner) in this frame."""
-        dx, dy = self.media_left - self.left, self.height + self.bottom - self.media_top
+        dx, dy = self.media_left - self.left, self.top - self.media_top
         return (box[0] + dx, box[1] + dy, box[2] + dx, box[3] + dy)
 
 
