@@ -240,17 +240,21 @@ def grid_pdf(path: Path, lines: int, size: float = 800.0, spread: bool = False) 
     return path
 
 
-def spread_half_pdf(path: Path) -> Path:
-    """The right half of a two-page spread, as a scanned journal's pages are cut: a 1200 x 800
+def spread_half_pdf(path: Path, half: str = "right") -> Path:
+    """One half of a two-page spread, as a scanned journal's pages are cut: a 1200 x 800
     MediaBox with the CropBox on its right half (from y 100 up), a line of text on each half and
-    a grayscale image (a scanned region, white) on each; the left half is not shown."""
+    a grayscale image (a scanned region, white) on each; the left half is not shown. With
+    ``half="left"`` the visible page is the left half, the CropBox cut at its right edge only."""
     image = b"\xff" * 40 * 40
-    content = (b"BT /F1 14 Tf 1 0 0 1 650 700 Tm (Visible: the Supplier keeps its records for ten years.) Tj "
-               b"1 0 0 1 50 700 Tm (Hidden: the back cover of the spread.) Tj ET "
-               b"q 400 0 0 300 700 200 cm /Scan Do Q q 400 0 0 300 50 200 cm /Scan Do Q")
+    shown, hidden = (650, 50) if half == "right" else (50, 650)
+    content = (b"BT /F1 14 Tf 1 0 0 1 %d 700 Tm (Visible: the Supplier keeps its records for ten years.) Tj "
+               b"1 0 0 1 %d 700 Tm (Hidden: the back cover of the spread.) Tj ET "
+               b"q 400 0 0 300 %d 200 cm /Scan Do Q q 400 0 0 300 %d 200 cm /Scan Do Q"
+               % (shown, hidden, shown + 50, hidden))
     path.write_bytes(assemble_pdf([
         b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 1200 800] /CropBox [600 100 1200 800] /Contents 4 0 R "
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 1200 800] /CropBox %s /Contents 4 0 R "
+        % (b"[600 100 1200 800]" if half == "right" else b"[0 100 600 800]") +
         b"/Resources << /Font << /F1 5 0 R >> /XObject << /Scan 6 0 R >> >> >>",
         b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
@@ -263,6 +267,8 @@ def test_a_page_shows_its_crop_box_and_is_read_from_its_corner(settings, tmp_pat
     """pymupdf's test_2904.pdf, a journal's cover cut from its spread: the scanned region's box,
     in the PDF's user space, cropped nothing of the page's render and failed the document
     (OpenCV: an empty image), and the hidden back cover's text was read with the front's."""
+    (left,) = extract.extract_file(spread_half_pdf(tmp_path / "left.pdf", "left"), settings).pages
+    assert "Supplier keeps its records" in left.text and "Hidden" not in left.text, left.text
     (page,) = extract.extract_file(spread_half_pdf(tmp_path / "spread.pdf"), settings).pages
     assert (page.width, page.height) == (600, 700)
     assert "Supplier keeps its records" in page.text and "Hidden" not in page.text, page.text

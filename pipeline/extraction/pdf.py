@@ -48,8 +48,7 @@ class PageFrame:
     right: float
     top: float
     height: float  # the page's height as PDFium gives it (its rotation applied)
-    media_left: float
-    media_top: float
+    media: Box  # the MediaBox (left, bottom, right, top)
 
     @classmethod
     def of(cls, page) -> PageFrame:
@@ -57,7 +56,7 @@ class PageFrame:
         media = page.get_mediabox()
         crop = page.get_cropbox()
         shown = (max(crop[0], media[0]), max(crop[1], media[1]), min(crop[2], media[2]), min(crop[3], media[3]))
-        return cls(*shown, page.get_size()[1], media[0], media[3])
+        return cls(*shown, page.get_size()[1], media)
 
     def top_left(self, left: float, bottom: float, right: float, top: float) -> Box:
         """A user-space box (PDFium's left, bottom, right, top) from the page's top-left corner."""
@@ -75,11 +74,13 @@ class PageFrame:
     @property
     def hides(self) -> bool:
         """Whether part of the page's MediaBox lies outside what it shows."""
-        return self.left > self.media_left + 0.5 or self.top < self.media_top - 0.5
+        left, bottom, right, top = self.media
+        return (self.left > left + 0.5 or self.bottom > bottom + 0.5 or self.right < right - 0.5
+                or self.top < top - 0.5)
 
     def from_plumber(self, box: Box) -> Box:
         """A pdfplumber box (x0, top, x1, bottom from the MediaBox's top-left corner) in this frame."""
-        dx, dy = self.media_left - self.left, self.top - self.media_top
+        dx, dy = self.media[0] - self.left, self.top - self.media[3]
         return (box[0] + dx, box[1] + dy, box[2] + dx, box[3] + dy)
 
 
