@@ -7,10 +7,10 @@ else its creation: ``file_date``), each read as the day it is on the file's own 
 saved at 08:30 in Tokyo on 1 March is of 1 March, though it is still 28 February in UTC; search
 shows that day too), both ends inclusive; documents that state no date are outside any period.
 Weaviate compares instants, so its filter takes a day more on each side (no UTC offset reaches a
-day) and candidates are then held to the period by their own day. Paths are matched against the document registry, every
-path a document is known by (a copy's too), so a file, a folder and a glob pattern all work
-and a match is exact; a pattern is read relative to the source folder (as search shows a
-hit's file) and relative to the working directory. Signers: every word of the name, in any
+day) and candidates are then held to the period by their own day. Paths are matched against
+the document registry, every path a document is known by (a copy's too), so a file, a folder
+and a glob pattern all work and a match is exact; a pattern is read relative to the source
+folder (as search shows a hit's file) and relative to the working directory. Signers: every word of the name, in any
 case and with or without its accents ("juan perez" for Juan Pérez, "lukasz" for Łukasz,
 "mueller" for Müller and "Müller" for a certificate's Mueller), in one of the names of the
 chunk's signers. The names the collection holds are read first (a name no signer has is an
