@@ -16,7 +16,7 @@ import ctypes
 from collections.abc import Iterator, Sequence
 
 from pipeline.contracts import Block
-from pipeline.extraction.pdf import Box, PageFrame
+from pipeline.extraction.pdf import Box, Chars
 
 
 def utf16_string(call, *args) -> str:
@@ -41,12 +41,12 @@ def page_annotations(page) -> Iterator:
             pdfium_c.FPDFPage_CloseAnnot(annot)
 
 
-def annotation_blocks(page, textpage, form, frame: PageFrame, skip: Sequence[Box] = ()) -> list[Block]:
+def annotation_blocks(page, chars: Chars, form, skip: Sequence[Box] = ()) -> list[Block]:
     """Blocks of the page's form values (``form``: the document's form handle, None without
     forms) and FreeText annotations, top-left boxes in points. A value the page's content
-    (``textpage``) already shows in the field's box (a form printed with its values), an
+    (``chars``) already shows in the field's box (a form printed with its values), an
     annotation inside one of ``skip`` (regions OCRed from the render, which draws it) and one
-    outside what the page shows (``frame``) are left out."""
+    outside what the page shows (its frame) are left out."""
     import pypdfium2.raw as pdfium_c
 
     blocks = []
@@ -78,12 +78,12 @@ def annotation_blocks(page, textpage, form, frame: PageFrame, skip: Sequence[Box
         pdfium_c.FPDFAnnot_GetRect(annot, ctypes.byref(rect))
         left, right = min(rect.left, rect.right), max(rect.left, rect.right)
         bottom, top = min(rect.bottom, rect.top), max(rect.bottom, rect.top)
-        if not frame.shows(left, bottom, right, top):
+        if not chars.frame.shows(left, bottom, right, top):
             continue
-        box = frame.top_left(left, bottom, right, top)
+        box = chars.frame.top_left(left, bottom, right, top)
         if any(x0 <= box[0] and box[2] <= x1 and y0 <= box[1] and box[3] <= y1 for x0, y0, x1, y1 in skip):
             continue
-        shown = textpage.get_text_bounded(left, bottom, right, top)
+        shown = chars.textpage.get_text_bounded(left, bottom, right, top)
         if "".join(text.split()) in "".join(shown.split()):
             continue
         blocks.append(Block(text=text, bbox=box, method="text_layer"))

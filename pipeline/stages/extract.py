@@ -210,7 +210,7 @@ def _extract_page(pdf, index: int, first_page_no: int, path: Path, settings: Set
             crop = np.ascontiguousarray(gray[int(top * scale):int(bottom * scale), int(x0 * scale):int(x1 * scale)])
             scanned += ocr_blocks(crop, scale, (x0, top), settings)[0]
     form = pdf.formenv.raw if pdf.formenv else None
-    blocks = insert_by_position(blocks, scanned + annotation_blocks(page, chars.textpage, form, chars.frame, regions))
+    blocks = insert_by_position(blocks, scanned + annotation_blocks(page, chars, form, regions))
     return Page(page_no=page_no, width=width, height=height, method="text_layer", engine=engine,
                 direction=direction, blocks=blocks, ocr_reason="scanned_region" if regions else None)  # type: ignore[arg-type]
 
