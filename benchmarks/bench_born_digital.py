@@ -37,7 +37,7 @@ import fetch_doc_packages as docs  # noqa: E402
 import scan_pages  # noqa: E402
 
 from pipeline.extraction.honesty import doubt, glyphs_read_as_spaces  # noqa: E402
-from pipeline.extraction.pdf import Chars, PageFrame  # noqa: E402
+from pipeline.extraction.pdf import page_chars  # noqa: E402
 from pipeline.stages import extract  # noqa: E402
 from pipeline.config import load_settings  # noqa: E402
 
@@ -73,7 +73,7 @@ def honesty_check_seconds(pdf: Path) -> float:
     spent = 0.0
     with pdfium.PdfDocument(pdf) as document:
         for page in document:
-            chars = Chars(page.get_textpage(), PageFrame.of(page))
+            chars = page_chars(page)
             start = time.process_time()
             doubt(chars.text, chars.ink, glyphs_read_as_spaces(chars))
             spent += time.process_time() - start

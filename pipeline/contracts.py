@@ -116,7 +116,7 @@ class Page(BaseModel):
     engine: str  # e.g. "pdfplumber-0.11.10", "rapidocr-3.10.0", "tesseract-5.3.0:jpn_vert"
     direction: Direction
     blocks: list[Block]
-    rotation: int = 0  # degrees clockwise a scanned page was turned to read it
+    rotation: int = 0  # degrees clockwise the page as shown was turned to read it (OCR or text layer)
     # why (part of) the page was OCRed: no_text_layer, scanned_region, or the text layer's
     # lie (pipeline.extraction.honesty: cid_codes, private_use, replacement_chars, unmapped_glyphs,
     # control_characters, glyphs_as_spaces)

@@ -304,6 +304,129 @@ def test_a_table_on_a_cropped_page_is_found_where_its_text_is(settings, tmp_path
     assert 0 <= table.bbox[0] and table.bbox[2] <= page.width and 0 <= table.bbox[1] < table.bbox[3] <= page.height
 
 
+TURNED_PARAGRAPHS = [["The Supplier keeps its records for ten years after the end of the contract.",
+                      "Each party may audit the records of the other once a year on thirty days notice."],
+                     ["A second paragraph starts here after a blank line between the two of them.",
+                      "It has two lines so that the reader can tell where the paragraph breaks."]]
+
+
+def turned_text_pdf(path: Path, rotate: int, turn: int) -> Path:
+    """Two paragraphs drawn turned ``turn`` degrees counter-clockwise on a page shown turned
+    ``rotate`` degrees clockwise (its /Rotate): a landscape page when the two are equal, a table
+    set sideways on a portrait page, a page drawn upside down, a page shown on its side."""
+    lines = [line for paragraph in TURNED_PARAGRAPHS for line in [*paragraph, ""]]
+    cos, sin = {0: (1, 0), 90: (0, 1), 180: (-1, 0), 270: (0, -1)}[turn]
+    about = 306  # turned about the page's middle (306, 306 + 90): it stays on the page
+    content = "\n".join([f"{cos} {sin} {-sin} {cos} {about - cos * about + sin * (about + 90)} "
+                         f"{about + 90 - sin * about - cos * (about + 90)} cm",
+                         "BT /F1 11 Tf 14 TL 60 520 Td", *(f"({line}) '" for line in lines), "ET"]).encode()
+    path.write_bytes(assemble_pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Rotate %d /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>" % rotate,
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]))
+    return path
+
+
+def shown_ink(pdf: Path) -> tuple[float, float, float, float]:
+    """The box of the dark pixels of the page as PDFium shows it, in points from its top-left."""
+    import numpy as np
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(pdf)
+    try:
+        pixels = document[0].render(scale=1, grayscale=True).to_numpy()
+    finally:
+        document.close()
+    ys, xs = np.nonzero((pixels[..., 0] if pixels.ndim == 3 else pixels) < 128)
+    return float(xs.min()), float(ys.min()), float(xs.max() + 1), float(ys.max() + 1)
+
+
+@pytest.mark.parametrize("rotate, turn", [(0, 90), (0, 180), (0, 270), (90, 90), (270, 270), (90, 0), (180, 0),
+                                          (270, 180)])
+def test_text_is_read_the_way_it_stands_and_placed_where_the_page_shows_it(settings, tmp_path, rotate, turn):
+    """A landscape page, a table set sideways on a portrait page, a page shown on its side:
+    PDFium gives boxes in the PDF's user space and orders a line's pieces as the page is shown,
+    so turned text came out a paragraph a line, its lines backwards, or a letter a line as
+    vertical CJK, its boxes off the page."""
+    pdf = turned_text_pdf(tmp_path / f"turned-{rotate}-{turn}.pdf", rotate, turn)
+    (page,) = extract.extract_file(pdf, settings).pages
+    assert page.direction == "horizontal" and page.rotation == (turn - rotate) % 360
+    assert [block.text.splitlines() for block in page.blocks] == TURNED_PARAGRAPHS
+    boxes = [block.bbox for block in page.blocks]
+    union = (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
+    assert all(abs(a - b) < 3 for a, b in zip(union, shown_ink(pdf))), (union, shown_ink(pdf))
+
+
+def shown_turned(pdf: Path, path: Path, rotate: int) -> Path:
+    """``pdf`` with its first page's /Rotate set to ``rotate``."""
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(pdf)
+    try:
+        document[0].set_rotation(rotate)
+        document.save(path)
+    finally:
+        document.close()
+    return path
+
+
+@pytest.mark.parametrize("rotate", [90, 180, 270])
+def test_a_scanned_region_on_a_turned_page_is_cut_from_where_the_page_shows_it(settings, tmp_path, rotate):
+    """The region's box was placed in user space and cut from the render as shown: a page on its
+    side failed the whole document (OpenCV: an empty image), one upside down lost the scan."""
+    pdf = shown_turned(KINDS / "mixed-page.pdf", tmp_path / f"mixed-{rotate}.pdf", rotate)
+    (page,) = extract.extract_file(pdf, settings).pages
+    assert page.ocr_reason == "scanned_region" and [b.method for b in page.blocks] == ["text_layer", "ocr"]
+    assert scan_pages.cer(truth(KINDS / "mixed-page.pdf"), page.text) <= 1.0
+
+
+@pytest.mark.parametrize("rotate", [90, 180, 270])
+def test_a_table_on_a_turned_page_is_read_in_rows_as_its_text_stands(settings, tmp_path, rotate):
+    """pdfplumber reads a table as the page is shown: a table on a page shown on its side came
+    out in columns with its words backwards, or a partial table (its open sides run down the
+    page as shown), and its rows again as lines (their boxes in another frame than the table's)."""
+    rows = [("Package", "Architecture:", "Multi-Arch:", "Contents"),
+            ("libfoo1", "any", "same", "shared library"),
+            ("libfoo1-dbg", "any", "same", "debugging symbols"),
+            ("libfoo-dev", "any", "same", "development files")]
+    pdf = shown_turned(ruled_table_pdf(tmp_path / "table.pdf", rows), tmp_path / f"table-{rotate}.pdf", rotate)
+    (page,) = extract.extract_file(pdf, settings).pages
+    (table,) = [b for b in page.blocks if b.kind == "table"]
+    assert table.text.splitlines() == [" | ".join(row) for row in rows]
+    assert page.text.count("debugging symbols") == 1 and [b.kind for b in page.blocks] == ["text", "table", "text"]
+    assert 0 <= table.bbox[0] < table.bbox[2] <= page.width and 0 <= table.bbox[1] < table.bbox[3] <= page.height
+
+
+def test_glyphs_flipped_in_their_font_and_drawn_turned_back_are_read_upright(tmp_path):
+    """Tax forms draw their text in a Type 3 font whose matrix turns its glyphs upside down, with
+    a text matrix that turns them back; PDFium's angle sees only the text matrix. The text steps
+    right, against the baseline that angle gives: the page is read as it is shown."""
+    import pypdfium2 as pdfium
+
+    from pipeline.extraction.pdf import upright_turn
+
+    glyph = b"600 0 0 0 500 700 d1 0 0 500 700 re f"
+    content = b"BT /T3 12 Tf -1 0 0 -1 60 700 Tm (aaaa aaa aaaaa aa aaaa) Tj ET"
+    (tmp_path / "flipped.pdf").write_bytes(assemble_pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /T3 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        b"<< /Type /Font /Subtype /Type3 /FontBBox [0 0 500 700] /FontMatrix [-0.001 0 0 -0.001 0 0] "
+        b"/CharProcs << /a 6 0 R >> /Encoding << /Type /Encoding /Differences [97 /a] >> "
+        b"/FirstChar 97 /LastChar 97 /Widths [600] >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(glyph), glyph)]))
+    document = pdfium.PdfDocument(tmp_path / "flipped.pdf")
+    try:
+        textpage = document[0].get_textpage()
+        left, _, right, _ = textpage.get_charbox(0)
+        assert textpage.get_charbox(1)[0] > right and textpage.get_text_range().startswith("aaaa")  # steps right
+        assert upright_turn(textpage, 0) == 0
+    finally:
+        document.close()
+
 def test_a_grid_too_big_for_the_table_finder_is_read_as_text(settings, tmp_path):
     """pdfplumber compares every crossing of rulings with every other: a 256 x 256 font
     table of pdfcpu's samples kept it over a minute on one page. Past MAX_CROSSINGS the page

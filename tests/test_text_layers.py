@@ -18,7 +18,7 @@ import pytest
 from conftest import text_pdf
 from pipeline.extraction.fonts import dropped_codes
 from pipeline.extraction.honesty import doubt, glyphs_read_as_spaces
-from pipeline.extraction.pdf import Chars, PageFrame
+from pipeline.extraction.pdf import Chars, page_chars
 from pipeline.stages import extract
 
 
@@ -29,7 +29,7 @@ def lying(sample_corpus, tmp_path_factory):
 
 def layer(path) -> Chars:
     page = pdfium.PdfDocument(path)[0]
-    return Chars(page.get_textpage(), PageFrame.of(page))
+    return page_chars(page)
 
 
 @pytest.mark.parametrize("name, reason", [("honest", None), ("cjk-no-tounicode", "unmapped_glyphs"),
@@ -196,7 +196,7 @@ def test_a_stamps_font_is_read_by_its_whole_map(tmp_path):
 
     with pdfplumber.open(path) as plumber:
         page = pdfium.PdfDocument(path)[0]
-        chars = Chars(page.get_textpage(), PageFrame.of(page), PageFonts(lambda: plumber.pages[0]))
+        chars = page_chars(page, PageFonts(lambda: plumber.pages[0]))
         assert chars.text == "人間１1ÄÖ"
 
 

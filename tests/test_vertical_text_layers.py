@@ -40,6 +40,26 @@ def test_vertical_layer_is_read_in_column_order(settings, pdf):
         assert text.count(mark) == truth.count(mark), mark
 
 
+
+@pytest.mark.parametrize("rotate", [90, 180, 270])
+def test_a_vertical_page_shown_turned_is_read_as_it_stands(settings, tmp_path, rotate):
+    """The page with the most Latin set sideways (as many glyphs as its upright CJK ones): read
+    the way its columns stand, whichever way the page is shown, its boxes placed as shown."""
+    import pypdfium2 as pdfium
+
+    pdf = LAYERS / "zh-tw-lualatex-2tier.pdf"
+    (upright,) = extract.extract_file(pdf, settings).pages
+    document = pdfium.PdfDocument(pdf)
+    try:
+        document[0].set_rotation(rotate)
+        document.save(tmp_path / "turned.pdf")
+    finally:
+        document.close()
+    (page,) = extract.extract_file(tmp_path / "turned.pdf", settings).pages
+    assert page.direction == "vertical" and page.rotation == (-rotate) % 360 and page.text == upright.text
+    assert all(0 <= b.bbox[0] < b.bbox[2] <= page.width and 0 <= b.bbox[1] < b.bbox[3] <= page.height
+               for b in page.blocks)
+
 @pytest.mark.parametrize("pdf", [p for p in PDFS if "2tier" in p.stem], ids=lambda p: p.stem)
 def test_headings_start_blocks_and_tiers_are_read_in_turn(settings, pdf):
     """Each section heading is a block of its own, and the second heading (in the lower

@@ -16,7 +16,8 @@ import ctypes
 from collections.abc import Iterator, Sequence
 
 from pipeline.contracts import Block
-from pipeline.extraction.pdf import Box, Chars
+from pipeline.extraction.frame import Box
+from pipeline.extraction.pdf import Chars
 
 
 def utf16_string(call, *args) -> str:

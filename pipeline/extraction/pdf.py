@@ -15,7 +15,7 @@ import logging
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +23,7 @@ import numpy as np
 from pipeline.contracts import Block, DocumentError
 from pipeline.extraction import watermarks
 from pipeline.extraction.fonts import PageFonts, name_glyphs
+from pipeline.extraction.frame import PageFrame, upright_turn
 from pipeline.extraction.images import image_format
 
 # PDFium marks a hyphen it removed at a line end as U+FFFE (and keeps U+00AD soft
@@ -31,57 +32,6 @@ from pipeline.extraction.images import image_format
 SOFT_HYPHEN = re.compile(r"(?<=[a-zà-ÿ])[\ufffe\u00ad\x02](?=[a-zà-ÿ])|[\u00ad]")
 LINE_END_HYPHEN = re.compile(r"[\ufffe\x02]")
 LINE_BREAK = re.compile(r"\r\n|\n")
-
-
-Box = tuple[float, float, float, float]
-
-
-@dataclass(frozen=True)
-class PageFrame:
-    """Where a page's visible area, its CropBox (what PDFium renders and a reader sees), lies in
-    the PDF's user space, in which PDFium places text, images and annotations. A page cut from a
-    two-page spread, a print page inside its bleed, or a MediaBox not at 0,0 place them away from
-    the page's own origin, and what lies outside the CropBox is not seen: a spread's other half, a
-    printer's slug, text a sender "removed" by cropping. Boxes go to the page's top-left origin."""
-    left: float
-    bottom: float
-    right: float
-    top: float
-    height: float  # the page's height as PDFium gives it (its rotation applied)
-    media: Box  # the MediaBox (left, bottom, right, top)
-
-    @classmethod
-    def of(cls, page) -> PageFrame:
-        """The page's CropBox within its MediaBox (a CropBox reaching past it shows no more)."""
-        media = page.get_mediabox()
-        crop = page.get_cropbox()
-        shown = (max(crop[0], media[0]), max(crop[1], media[1]), min(crop[2], media[2]), min(crop[3], media[3]))
-        return cls(*shown, page.get_size()[1], media)
-
-    def top_left(self, left: float, bottom: float, right: float, top: float) -> Box:
-        """A user-space box (PDFium's left, bottom, right, top) from the page's top-left corner."""
-        origin = self.height + self.bottom
-        return (left - self.left, origin - top, right - self.left, origin - bottom)
-
-    def shows(self, left: float, bottom: float, right: float, top: float) -> bool:
-        """Whether any of a user-space box lies in the visible area."""
-        return right > self.left and left < self.right and top > self.bottom and bottom < self.top
-
-    def clipped(self, left: float, bottom: float, right: float, top: float) -> Box:
-        """The visible part of a user-space box, still in user space."""
-        return (max(left, self.left), max(bottom, self.bottom), min(right, self.right), min(top, self.top))
-
-    @property
-    def hides(self) -> bool:
-        """Whether part of the page's MediaBox lies outside what it shows."""
-        left, bottom, right, top = self.media
-        return (self.left > left + 0.5 or self.bottom > bottom + 0.5 or self.right < right - 0.5
-                or self.top < top - 0.5)
-
-    def from_plumber(self, box: Box) -> Box:
-        """A pdfplumber box (x0, top, x1, bottom from the MediaBox's top-left corner) in this frame."""
-        dx, dy = self.media[0] - self.left, self.top - self.media[3]
-        return (box[0] + dx, box[1] + dy, box[2] + dx, box[3] + dy)
 
 
 def check_file(path: Path) -> str:
@@ -342,6 +292,24 @@ class Chars:
                  if self.frame.shows(*rect)]
         return (min(r[0] for r in rects), min(r[1] for r in rects), max(r[2] for r in rects),
                 max(r[3] for r in rects)) if rects else (0.0, 0.0, 0.0, 0.0)
+
+
+def page_chars(page, fonts: PageFonts | None = None) -> Chars:
+    """The page's characters, read the way its text stands (``PageFrame``)."""
+    frame = PageFrame.of(page)
+    textpage = page.get_textpage()
+    turn = upright_turn(textpage, frame.rotation)
+    if turn != frame.rotation:
+        # PDFium orders a line's pieces and the lines as the page is shown (a table's row shown
+        # upside down came out "les fi development same any libfoo-dev"): the text is read with
+        # the page shown as it stands, then the page is shown as it was
+        textpage.close()
+        page.set_rotation(turn)
+        try:
+            textpage = page.get_textpage()
+        finally:
+            page.set_rotation(frame.rotation)
+    return Chars(textpage, replace(frame, turn=turn), fonts)
 
 
 def clean_text(text: str) -> str:

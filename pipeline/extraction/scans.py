@@ -48,9 +48,11 @@ def ocr_scale(width_pt: float, height_pt: float, settings: Settings) -> float:
     return within_megapixels(extraction.ocr_dpi / 72.0, width_pt, height_pt, extraction.ocr_max_megapixels)
 
 
-def render_gray(page, settings: Settings) -> tuple[np.ndarray, float]:
+def render_gray(page, settings: Settings, turn: int = 0) -> tuple[np.ndarray, float]:
+    """The page as shown, or turned ``turn`` degrees more clockwise (as its text is read), in
+    grayscale, and its pixels per point."""
     scale = ocr_scale(*page.get_size(), settings)
-    pixels = page.render(scale=scale, grayscale=True).to_numpy()
+    pixels = page.render(scale=scale, grayscale=True, rotation=turn).to_numpy()
     return np.ascontiguousarray(pixels[..., 0] if pixels.ndim == 3 else pixels), scale
 
 

@@ -6,6 +6,12 @@ than MAX_CROSSINGS crossings, which is read as text lines.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the language stage reads CELL_SEPARATOR without the PDF readers in its image
+    from pipeline.extraction.frame import Box
+    from pipeline.extraction.pdf import Chars
+
 CELL_SEPARATOR = " | "  # between the cells of a table block's row (the language stage reads them apart)
 
 
@@ -35,21 +41,37 @@ def ruling_crossings(page) -> int:
     return len(across) * len(down) if n_across >= 3 and n_down >= 2 else 0
 
 
-def page_tables(plumber_page) -> list[tuple[tuple[float, float, float, float], str]]:
+def page_tables(plumber_page, chars: Chars) -> list[tuple[Box, str]]:
+    """The page's tables, each its box in the read frame (``chars.frame``) and its text: a row a
+    line, its cells apart by CELL_SEPARATOR."""
     tables = []
     for table in plumber_page.find_tables():
-        table = _with_open_sides(plumber_page, table)
+        table = _with_open_sides(plumber_page, table, chars.frame.reading_turn in (90, 270))
         # None is no cell: the place a cell spanning several columns covers (a form's field
         # boxes cut its rows into dozens of column positions); "" is an empty cell, kept.
-        rows = [CELL_SEPARATOR.join(cell.replace("\n", " ") for cell in row if cell is not None)
-                for row in table.extract()]
+        grid = _rows_as_read(table, chars) if chars.frame.reading_turn else table.extract()
+        rows = [CELL_SEPARATOR.join(cell.replace("\n", " ") for cell in row if cell is not None) for row in grid]
         text = "\n".join(r for r in rows if r.strip(" |"))
         if text:
-            tables.append((tuple(float(v) for v in table.bbox), text))
-    return tables  # type: ignore[return-value]
+            tables.append((chars.frame.from_plumber(tuple(float(v) for v in table.bbox)), text))
+    return tables
 
 
-def _with_open_sides(plumber_page, table):
+def _rows_as_read(table, chars: Chars) -> list[list[str]]:
+    """The cells of a table whose text stands turned on the page as shown (a landscape table
+    set sideways), in rows as its text reads, each read by PDFium: pdfplumber reads characters
+    the way the page is shown, which gives such a table's rows as columns and its words
+    backwards or a letter a line."""
+    rows: dict[float, list[tuple[float, str]]] = {}
+    for cell in table.cells:
+        left, bottom, right, top = chars.frame.plumber_user(cell)
+        x0, row_top, _, _ = chars.frame.top_left(left, bottom, right, top)
+        text = chars.textpage.get_text_bounded(left, bottom, right, top)
+        rows.setdefault(round(row_top, 1), []).append((x0, " ".join(text.split())))
+    return [[text for _, text in sorted(row)] for _, row in sorted(rows.items())]
+
+
+def _with_open_sides(plumber_page, table, sideways: bool = False):
     """The whole table where its outer columns have no vertical rules.
 
     Tables ruled only between columns (DocBook/dblatex output: full-width horizontal
@@ -57,18 +79,29 @@ def _with_open_sides(plumber_page, table):
     columns; their rows then came out twice, as text lines and as a partial table (on
     the Debian manuals' table pages). The horizontal rules crossing the
     table show its real width: the table is found again in that box, with vertical
-    lines at its two ends.
+    lines at its two ends. On a page that shows the table ``sideways`` (its text turned a
+    quarter), the rules across it run down the page as shown, and the lines go at its ends there.
     """
     x0, top, x1, bottom = table.bbox
-    rules = [e for e in plumber_page.horizontal_edges
-             if top - 1 <= e["top"] <= bottom + 1 and e["x0"] < x1 and e["x1"] > x0]
-    left, right = min([x0] + [e["x0"] for e in rules]), max([x1] + [e["x1"] for e in rules])
-    if left > x0 - 2 and right < x1 + 2:
+    if sideways:
+        rules = [(e["top"], e["bottom"]) for e in plumber_page.vertical_edges
+                 if x0 - 1 <= e["x0"] <= x1 + 1 and e["top"] < bottom and e["bottom"] > top]
+        near, far = top, bottom
+    else:
+        rules = [(e["x0"], e["x1"]) for e in plumber_page.horizontal_edges
+                 if top - 1 <= e["top"] <= bottom + 1 and e["x0"] < x1 and e["x1"] > x0]
+        near, far = x0, x1
+    start, end = min([near] + [r[0] for r in rules]), max([far] + [r[1] for r in rules])
+    if start > near - 2 and end < far + 2:
         return table
+    if sideways:
+        box, lines = (x0, start, x1, end), {"explicit_horizontal_lines": [start, end]}
+    else:
+        box, lines = (start, top, end, bottom), {"explicit_vertical_lines": [start, end]}
     # pdfplumber refuses a crop reaching past the page (rules drawn off the page's edge, a
     # MediaBox not at 0,0: debian-reference.de.pdf): the crop stays inside the page.
     page_x0, page_top, page_x1, page_bottom = plumber_page.bbox
-    region = plumber_page.crop((max(left - 1, page_x0), max(top - 1, page_top),
-                                min(right + 1, page_x1), min(bottom + 1, page_bottom)))
-    found = region.find_tables(table_settings={"explicit_vertical_lines": [left, right]})
+    region = plumber_page.crop((max(box[0] - 1, page_x0), max(box[1] - 1, page_top),
+                                min(box[2] + 1, page_x1), min(box[3] + 1, page_bottom)))
+    found = region.find_tables(table_settings=lines)
     return max(found, key=lambda t: (t.bbox[2] - t.bbox[0]) * (t.bbox[3] - t.bbox[1]), default=table)

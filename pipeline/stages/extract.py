@@ -25,7 +25,7 @@ from pipeline.extraction.fonts import PageFonts
 from pipeline.extraction.honesty import doubt, glyphs_read_as_spaces
 from pipeline.extraction.images import image_pages
 from pipeline.extraction.metadata import document_info
-from pipeline.extraction.pdf import Chars, PageFrame, check_file, horizontal_blocks, insert_by_position, open_pdf
+from pipeline.extraction.pdf import check_file, horizontal_blocks, insert_by_position, open_pdf, page_chars
 from pipeline.extraction.scans import ocr_blocks, render_gray, scanned_regions
 from pipeline.extraction.tables import MAX_CROSSINGS, page_tables, ruling_crossings
 from pipeline.extraction.vertical import is_vertical_layer, vertical_blocks
@@ -164,7 +164,7 @@ def _extract_page(pdf, index: int, first_page_no: int, path: Path, settings: Set
     try:
         page = pdf[index]
         width, height = page.get_size()
-        chars = Chars(page.get_textpage(), PageFrame.of(page), PageFonts(plumber_page, maps_read))
+        chars = page_chars(page, PageFonts(plumber_page, maps_read))
     except Exception as exc:  # PDFium raises PdfiumError for a broken page
         raise DocumentError("corrupt_pdf", f"{path.name} page {index + 1}: {type(exc).__name__}: {exc}") from exc
     embedded += attachments.annotation_files(pdf, page, index + 1)
@@ -198,21 +198,24 @@ def _extract_page(pdf, index: int, first_page_no: int, path: Path, settings: Set
             log.info("%s: page %d read as text lines: its rulings cross %d times (table finding stops at %d)",
                      path.name, index + 1, crossings, MAX_CROSSINGS)
         elif crossings:
-            tables = [(chars.frame.from_plumber(box), text) for box, text in page_tables(plumber_page())]
+            tables = page_tables(plumber_page(), chars)
             if tables:
                 engine = f"{text_engine}+pdfplumber-{version('pdfplumber')}"
         blocks, direction = horizontal_blocks(chars, tables), "horizontal"
     regions = scanned_regions(page, chars, width, height)
     scanned: list[Block] = []
     if regions:
-        gray, scale = render_gray(page, settings)
+        gray, scale = render_gray(page, settings, chars.frame.reading_turn)
         for x0, top, x1, bottom in regions:
             crop = np.ascontiguousarray(gray[int(top * scale):int(bottom * scale), int(x0 * scale):int(x1 * scale)])
             scanned += ocr_blocks(crop, scale, (x0, top), settings)[0]
     form = pdf.formenv.raw if pdf.formenv else None
     blocks = insert_by_position(blocks, scanned + annotation_blocks(page, chars, form, regions))
+    if chars.frame.reading_turn:  # laid out as the text reads; placed as the page is shown
+        blocks = [block.model_copy(update={"bbox": chars.frame.shown(block.bbox)}) for block in blocks]
     return Page(page_no=page_no, width=width, height=height, method="text_layer", engine=engine,
-                direction=direction, blocks=blocks, ocr_reason="scanned_region" if regions else None)  # type: ignore[arg-type]
+                direction=direction, blocks=blocks, rotation=chars.frame.reading_turn,
+                ocr_reason="scanned_region" if regions else None)  # type: ignore[arg-type]
 
 
 def warm(settings: Settings) -> None:
