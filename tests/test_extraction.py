@@ -359,6 +359,24 @@ def test_text_is_read_the_way_it_stands_and_placed_where_the_page_shows_it(setti
     assert all(abs(a - b) < 3 for a, b in zip(union, shown_ink(pdf))), (union, shown_ink(pdf))
 
 
+
+def test_text_objects_drawn_turned_are_read_each_on_its_own_line(settings, tmp_path):
+    """pypdf's AutoCad_Diagram.pdf: a landscape drawing whose labels and torque table are each a
+    text object drawn turned; PDFium joins such objects into one line wherever they lie ("and
+    fasten the screen clamp. Screen Inner ring Align REMARKS: Gland sizes / torque")."""
+    items = [(322, 1186, "and fasten the screen clamp."), (682, 977, "Screen"), (494, 871, "Inner ring"),
+             (308, 469, "REMARKS:"), (279, 469, "Gland sizes / torque"), (250, 430, "Thread (M) Range (mm) Torque (NM)"),
+             (237, 430, "M20x1.5 8.0 - 15.0"), (222, 430, "M25x1.5 12.5 - 20.5 11")]
+    content = "\n".join(f"BT /F1 100 Tf 0 -0.12 0.12 0 {x} {y} Tm ({text}) Tj ET" for x, y, text in items).encode()
+    (tmp_path / "drawing.pdf").write_bytes(assemble_pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 842 1191] /Rotate 270 /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]))
+    (page,) = extract.extract_file(tmp_path / "drawing.pdf", settings).pages
+    assert sorted(page.text.splitlines()) == sorted(text for _, _, text in items), page.text
+
 def shown_turned(pdf: Path, path: Path, rotate: int) -> Path:
     """``pdf`` with its first page's /Rotate set to ``rotate``."""
     import pypdfium2 as pdfium

@@ -32,6 +32,7 @@ from pipeline.extraction.images import image_format
 SOFT_HYPHEN = re.compile(r"(?<=[a-zà-ÿ])[\ufffe\u00ad\x02](?=[a-zà-ÿ])|[\u00ad]")
 LINE_END_HYPHEN = re.compile(r"[\ufffe\x02]")
 LINE_BREAK = re.compile(r"\r\n|\n")
+TALL_LINE = 2.0  # a PDFium line taller than this many times its text's size holds text at several heights
 
 
 def check_file(path: Path) -> str:
@@ -338,8 +339,12 @@ def horizontal_blocks(chars: Chars, tables: list[tuple[tuple[float, float, float
     lines = []
     for line_start, line_end in _line_spans(chars):
         for a, b, drawn in _drawn_alike(chars, line_start, line_end):
-            lines.append((a, b, chars.span_box(a, b)))
+            box = chars.span_box(a, b)
             looks[a] = drawn
+            if chars.frame.turn and box[3] - box[1] > TALL_LINE * drawn.size:
+                lines += _on_their_baselines(chars, a, b, looks)
+            else:
+                lines.append((a, b, box))
     marks = _watermark_lines(lines, looks)
 
     def flush() -> None:
@@ -369,6 +374,28 @@ def horizontal_blocks(chars: Chars, tables: list[tuple[tuple[float, float, float
     flush()
     return insert_by_position(blocks, [Block(text=text, bbox=bbox, kind="table", method="text_layer")
                                        for bbox, text in tables])
+
+
+def _on_their_baselines(chars: Chars, start: int, end: int,
+                        looks: dict[int, watermarks.Look]) -> list[tuple[int, int, tuple[float, float, float, float]]]:
+    """A PDFium line of text drawn turned, cut where it goes on at another height (no glyph of
+    one part beside a glyph of the next): PDFium joins text objects drawn turned (a CAD
+    drawing's labels and its table's rows, each an object of its own) into one line wherever
+    they lie; upright, it breaks them. A word it joined across a line end (its hyphen removed)
+    stays whole, and so does text set down a column across the others ("Fold here" on a booklet). A glyph box a character, only for a line taller than TALL_LINE of its text."""
+    ink = np.flatnonzero(chars.ink[start:end]) + start
+    boxes = chars.char_boxes(ink)
+    parts, first, run = [], start, boxes[0]
+    for previous, index, last, box in zip(ink, ink[1:], boxes, boxes[1:]):
+        joined = set(chars.text[previous + 1:index]) & {"\ufffe", "\x02"}  # PDFium's removed hyphen
+        below = box[0] < last[2] and last[0] < box[2]  # a glyph under the last: text set down a column
+        if (box[1] >= run[3] or box[3] <= run[1]) and not joined and not below:
+            parts.append((first, int(index), tuple(float(v) for v in run)))
+            looks[int(index)] = looks[first]
+            first, run = int(index), box
+        else:
+            run = np.r_[np.minimum(run[:2], box[:2]), np.maximum(run[2:], box[2:])]
+    return [*parts, (first, end, tuple(float(v) for v in run))]
 
 
 def _drawn_alike(chars: Chars, start: int, end: int) -> list[tuple[int, int, watermarks.Look]]:
