@@ -365,8 +365,9 @@ def test_text_objects_drawn_turned_are_read_each_on_its_own_line(settings, tmp_p
     text object drawn turned; PDFium joins such objects into one line wherever they lie ("and
     fasten the screen clamp. Screen Inner ring Align REMARKS: Gland sizes / torque")."""
     items = [(322, 1186, "and fasten the screen clamp."), (682, 977, "Screen"), (494, 871, "Inner ring"),
-             (308, 469, "REMARKS:"), (279, 469, "Gland sizes / torque"), (250, 430, "Thread (M) Range (mm) Torque (NM)"),
-             (237, 430, "M20x1.5 8.0 - 15.0"), (222, 430, "M25x1.5 12.5 - 20.5 11")]
+             (308, 469, "REMARKS:"), (279, 469, "Gland sizes / torque"),
+             (250, 430, "Thread (M) Range (mm) Torque (NM)"), (237, 430, "M20x1.5 8.0 - 15.0"),
+             (222, 430, "M25x1.5 12.5 - 20.5 11")]
     content = "\n".join(f"BT /F1 100 Tf 0 -0.12 0.12 0 {x} {y} Tm ({text}) Tj ET" for x, y, text in items).encode()
     (tmp_path / "drawing.pdf").write_bytes(assemble_pdf([
         b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",

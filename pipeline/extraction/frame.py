@@ -46,7 +46,7 @@ class PageFrame:
     @classmethod
     def of(cls, page) -> PageFrame:
         """The page's CropBox within its MediaBox (a CropBox reaching past it shows no more), read
-        as it is shown until its glyphs say otherwise (``Chars``)."""
+        as it is shown until its glyphs say otherwise (``pdf.page_chars``)."""
         media, crop = _normalized(page.get_mediabox()), _normalized(page.get_cropbox())
         shown = (max(crop[0], media[0]), max(crop[1], media[1]), min(crop[2], media[2]), min(crop[3], media[3]))
         rotation = page.get_rotation() % 360

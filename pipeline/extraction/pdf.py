@@ -382,7 +382,8 @@ def _on_their_baselines(chars: Chars, start: int, end: int,
     one part beside a glyph of the next): PDFium joins text objects drawn turned (a CAD
     drawing's labels and its table's rows, each an object of its own) into one line wherever
     they lie; upright, it breaks them. A word it joined across a line end (its hyphen removed)
-    stays whole, and so does text set down a column across the others ("Fold here" on a booklet). A glyph box a character, only for a line taller than TALL_LINE of its text."""
+    stays whole, and so does text set down a column across the others ("Fold here" on a
+    booklet). A glyph box a character, only for a line taller than TALL_LINE of its text."""
     ink = np.flatnonzero(chars.ink[start:end]) + start
     boxes = chars.char_boxes(ink)
     parts, first, run = [], start, boxes[0]
