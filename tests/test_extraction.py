@@ -218,6 +218,17 @@ def test_table_ruled_only_between_columns_is_read_whole_and_once(settings, tmp_p
     assert "pdfplumber" in page.engine
 
 
+def helvetica_pdf(path: Path, content: bytes, boxes: bytes) -> Path:
+    """A one-page PDF of the content stream ``content``, its text in Helvetica (/F1), its page
+    dictionary's ``boxes`` (MediaBox, CropBox, /Rotate) as given."""
+    path.write_bytes(assemble_pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R %s /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>" % boxes,
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]))
+    return path
+
+
 def grid_pdf(path: Path, lines: int, size: float = 800.0, spread: bool = False) -> Path:
     """A page ruled by ``lines`` + 1 lines each way, as a spreadsheet printed to one page is,
     with a label in every tenth cell of its first column and a title above it; with ``spread``,
@@ -232,12 +243,7 @@ def grid_pdf(path: Path, lines: int, size: float = 800.0, spread: bool = False) 
     ops += [f"1 0 0 1 21 {21 + i * step:.2f} Tm (row{i}) Tj" for i in range(0, lines, 10)]
     content = "\n".join(["1 0 0 1 840 0 cm" if spread else "", *ops, "ET"]).encode()
     boxes = b"/MediaBox [0 0 1680 850] /CropBox [840 0 1680 830]" if spread else b"/MediaBox [0 0 840 850]"
-    path.write_bytes(assemble_pdf([
-        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R %s /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>" % boxes,
-        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]))
-    return path
+    return helvetica_pdf(path, content, boxes)
 
 
 def spread_half_pdf(path: Path, half: str = "right") -> Path:
@@ -282,13 +288,8 @@ def test_a_crop_box_reaching_past_the_media_box_shows_the_media_box(settings, tm
     """A CropBox larger than the MediaBox shows no more than it (PDFium renders the two's
     intersection): boxes stay where the render has them."""
     content = b"BT /F1 14 Tf 1 0 0 1 50 700 Tm (The Supplier keeps its records for ten years.) Tj ET"
-    (tmp_path / "wide-crop.pdf").write_bytes(assemble_pdf([
-        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /CropBox [-20 -20 700 800] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]))
-    (page,) = extract.extract_file(tmp_path / "wide-crop.pdf", settings).pages
+    pdf = helvetica_pdf(tmp_path / "wide-crop.pdf", content, b"/MediaBox [0 0 612 792] /CropBox [-20 -20 700 800]")
+    (page,) = extract.extract_file(pdf, settings).pages
     ((x0, top, _, _),) = [b.bbox for b in page.blocks]
     assert (page.width, page.height) == (612, 792) and 49 < x0 < 51 and 75 < top < 92, (x0, top)
 
@@ -320,13 +321,7 @@ def turned_text_pdf(path: Path, rotate: int, turn: int) -> Path:
     content = "\n".join([f"{cos} {sin} {-sin} {cos} {about - cos * about + sin * (about + 90)} "
                          f"{about + 90 - sin * about - cos * (about + 90)} cm",
                          "BT /F1 11 Tf 14 TL 60 520 Td", *(f"({line}) '" for line in lines), "ET"]).encode()
-    path.write_bytes(assemble_pdf([
-        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Rotate %d /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>" % rotate,
-        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]))
-    return path
+    return helvetica_pdf(path, content, b"/MediaBox [0 0 612 792] /Rotate %d" % rotate)
 
 
 def shown_ink(pdf: Path) -> tuple[float, float, float, float]:
@@ -369,14 +364,10 @@ def test_text_objects_drawn_turned_are_read_each_on_its_own_line(settings, tmp_p
              (250, 430, "Thread (M) Range (mm) Torque (NM)"), (237, 430, "M20x1.5 8.0 - 15.0"),
              (222, 430, "M25x1.5 12.5 - 20.5 11")]
     content = "\n".join(f"BT /F1 100 Tf 0 -0.12 0.12 0 {x} {y} Tm ({text}) Tj ET" for x, y, text in items).encode()
-    (tmp_path / "drawing.pdf").write_bytes(assemble_pdf([
-        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 842 1191] /Rotate 270 /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]))
-    (page,) = extract.extract_file(tmp_path / "drawing.pdf", settings).pages
+    pdf = helvetica_pdf(tmp_path / "drawing.pdf", content, b"/MediaBox [0 0 842 1191] /Rotate 270")
+    (page,) = extract.extract_file(pdf, settings).pages
     assert sorted(page.text.splitlines()) == sorted(text for _, _, text in items), page.text
+
 
 def shown_turned(pdf: Path, path: Path, rotate: int) -> Path:
     """``pdf`` with its first page's /Rotate set to ``rotate``."""
