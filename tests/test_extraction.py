@@ -437,6 +437,23 @@ def test_glyphs_flipped_in_their_font_and_drawn_turned_back_are_read_upright(tmp
     finally:
         document.close()
 
+
+def test_a_table_crossing_the_crop_box_is_read_for_the_part_shown(settings, tmp_path):
+    """pymupdf's test_2904.pdf: pdfplumber's cells read the text the CropBox hides (a journal's
+    spine, from the other half of its spread) into the cover's title: "Journal Journal of
+    Feline of Feline"."""
+    ops = ["0.5 w"]
+    for i in range(4):
+        ops += [f"700 {500 + 30 * i} m 1000 {500 + 30 * i} l S", f"{700 + 100 * i} 500 m {700 + 100 * i} 590 l S"]
+    ops += ["BT /F1 10 Tf 1 0 0 1 720 570 Tm (hidden-spine) Tj 1 0 0 1 860 570 Tm (Supplier) Tj",
+            "1 0 0 1 920 570 Tm (Term) Tj 1 0 0 1 860 540 Tm (Acme) Tj 1 0 0 1 920 540 Tm (ten) Tj ET"]
+    pdf = helvetica_pdf(tmp_path / "cut.pdf", "\n".join(ops).encode(),
+                        b"/MediaBox [0 0 1680 850] /CropBox [840 0 1680 850]")
+    (page,) = extract.extract_file(pdf, settings).pages
+    (table,) = [b for b in page.blocks if b.kind == "table"]
+    assert "Supplier" in table.text and "Acme" in table.text
+    assert "hidden" not in page.text and table.bbox[0] >= 0, (page.text, table.bbox)
+
 def test_a_grid_too_big_for_the_table_finder_is_read_as_text(settings, tmp_path):
     """pdfplumber compares every crossing of rulings with every other: a 256 x 256 font
     table of pdfcpu's samples kept it over a minute on one page. Past MAX_CROSSINGS the page

@@ -86,6 +86,12 @@ class PageFrame:
         return (self.left > left + 0.5 or self.bottom > bottom + 0.5 or self.right < right - 0.5
                 or self.top < top - 0.5)
 
+    @property
+    def plumber_area(self) -> Box:
+        """The visible area as pdfplumber places boxes (x0, top, x1, bottom from the shown
+        MediaBox's top-left corner)."""
+        return _turned(self.area, self.media, self.rotation)
+
     def plumber_user(self, box: Box) -> Box:
         """A pdfplumber box (x0, top, x1, bottom from the shown MediaBox's top-left corner) in user
         space."""

@@ -45,6 +45,11 @@ def page_tables(plumber_page, chars: Chars) -> list[tuple[Box, str]]:
     """The page's tables, each its box in the read frame (``chars.frame``) and its text: a row a
     line, its cells apart by CELL_SEPARATOR."""
     tables = []
+    if chars.frame.hides:  # what the CropBox leaves out is not read (pipeline.extraction.frame)
+        x0, top, x1, bottom = chars.frame.plumber_area
+        page_x0, page_top, page_x1, page_bottom = plumber_page.bbox  # pdfplumber crops inside it alone
+        plumber_page = plumber_page.crop((max(x0, page_x0), max(top, page_top), min(x1, page_x1),
+                                          min(bottom, page_bottom)))
     for table in plumber_page.find_tables():
         table = _with_open_sides(plumber_page, table, chars.frame.reading_turn in (90, 270))
         # None is no cell: the place a cell spanning several columns covers (a form's field
