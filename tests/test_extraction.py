@@ -584,6 +584,12 @@ def test_cli_extract_json(settings, capsys):
     assert page["blocks"][1]["engine"].startswith("rapidocr")
 
 
+
+def test_cli_extract_says_how_far_a_page_was_turned_to_read_it(settings, tmp_path, capsys):
+    assert cli_main(["extract", str(turned_text_pdf(tmp_path / "sideways.pdf", 0, 90))]) == 0
+    assert "page 1: text_layer horizontal" in (out := capsys.readouterr().out), out
+    assert "2 block(s) en, read turned 90 degrees clockwise" in out, out
+
 def test_table_rules_at_the_page_edge_do_not_fail_the_page(settings):
     """A real figure page (zhlineskip's Latinmetrics.pdf, texlive-lang-chinese 2022.20230122-1)
     whose rules start at the page's edge: the table crop once reached past the page and

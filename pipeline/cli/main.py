@@ -118,8 +118,9 @@ def cmd_extract(args: argparse.Namespace) -> int:
                       f"{check}{AFTER_SIGNATURE[s.after]}; its certificate's trust not judged")
         for p in pages:
             part = f" ({p['attachment']})" if p["attachment"] else ""
+            turned = f", read turned {p['rotation']} degrees clockwise" if p["rotation"] else ""
             print(f"  page {p['page_no']}{part}: {p['method']} {p['direction']} {p['engine']} {len(p['blocks'])} block(s) "
-                  f"{p['lang']}")
+                  f"{p['lang']}{turned}")
         print(f"  removed {len(removed)} line(s) (headers/footers, page numbers, watermarks, OCR garbage)")
         if not outcome["loaded"]:
             print(f"  the language stage quarantines it ({outcome['reason']}): {outcome['detail']}")
