@@ -354,7 +354,6 @@ def test_text_is_read_the_way_it_stands_and_placed_where_the_page_shows_it(setti
     assert all(abs(a - b) < 3 for a, b in zip(union, shown_ink(pdf))), (union, shown_ink(pdf))
 
 
-
 def test_text_objects_drawn_turned_are_read_each_on_its_own_line(settings, tmp_path):
     """pypdf's AutoCad_Diagram.pdf: a landscape drawing whose labels and torque table are each a
     text object drawn turned; PDFium joins such objects into one line wherever they lie ("and
@@ -415,7 +414,7 @@ def test_glyphs_flipped_in_their_font_and_drawn_turned_back_are_read_upright(tmp
     right, against the baseline that angle gives: the page is read as it is shown."""
     import pypdfium2 as pdfium
 
-    from pipeline.extraction.pdf import upright_turn
+    from pipeline.extraction.frame import upright_turn
 
     glyph = b"600 0 0 0 500 700 d1 0 0 500 700 re f"
     content = b"BT /T3 12 Tf -1 0 0 -1 60 700 Tm (aaaa aaa aaaaa aa aaaa) Tj ET"
