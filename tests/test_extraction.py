@@ -678,6 +678,32 @@ def test_a_text_layer_with_characters_outside_the_bmp_is_read_not_ocred(settings
     assert " ".join(" ".join(b.text for b in page.blocks).split()) == " ".join([clause] * 3)
 
 
+
+def test_a_code_mapped_past_unicode_does_not_fail_its_page(settings, tmp_path):
+    """playa-pdf's utf8_tounicode.pdf: a Type 0 font whose codes are UTF-8 bytes; PDFium gives a
+    code its maps leave unread as the code itself, past U+10FFFF, and sampling the page's glyphs
+    for their turn failed the document ("Python int too large to convert to C int")."""
+    space = b"2 begincodespacerange\n<00> <7F>\n<F0808080> <F4BFBFBF>\nendcodespacerange\n"
+    encoding = (b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Utf8 def\n" + space +
+                b"2 begincidchar\n<41> 1\n<f0a8a780> 2\nendcidchar\nendcmap CMapName currentdict /CMap "
+                b"defineresource pop end end\n")
+    to_unicode = (b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap\n" + space +
+                  b"2 beginbfchar\n<41> <0041>\n<f0a8a780> <d862ddc0>\nendbfchar\nendcmap end end\n")
+    content = b"BT /F1 24 Tf 72 700 Td <" + b"41" * 30 + b"f0a8a780" * 30 + b"> Tj ET"
+    identity = b"/CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >>"
+    (tmp_path / "utf8.pdf").write_bytes(assemble_pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        b"<< /Type /Font /Subtype /Type0 /BaseFont /Utf8 /Encoding 6 0 R /DescendantFonts [7 0 R] /ToUnicode 8 0 R >>",
+        b"<< /Type /CMap /CMapName /Utf8 %s /Length %d >>\nstream\n%s\nendstream" % (identity, len(encoding),
+                                                                                     encoding),
+        b"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Utf8 %s /DW 500 >>" % identity,
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(to_unicode), to_unicode)]))
+    (page,) = extract.extract_file(tmp_path / "utf8.pdf", settings).pages
+    assert "A" * 30 in page.text.replace(" ", ""), page.text
+
 def test_accents_drawn_apart_from_their_letters_are_put_back(settings):
     """LaTeX's OT1 fonts draw an accent as a glyph of its own over the letter (the capital's
     accent even lands at the end of the line in PDFium's order): the layer read

@@ -6,6 +6,7 @@ glyphs upright). Text is laid out as it stands; boxes go out as the page is show
 from __future__ import annotations
 
 import math
+import sys
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
@@ -142,9 +143,13 @@ def upright_turn(textpage, shown: int) -> int:
     (glyphs drawn diagonally, a watermark's, vote for none)."""
     import pypdfium2.raw as pdfium_c
 
-    def drawn(index: int) -> bool:
+    def letter(index: int) -> str:
         code = pdfium_c.FPDFText_GetUnicode(textpage, index)
-        return code > 32 and not chr(code).isspace() and pdfium_c.FPDFText_IsGenerated(textpage, index) != 1
+        return chr(code) if code <= sys.maxunicode else ""  # a broken ToUnicode map gives any 32-bit value
+
+    def drawn(index: int) -> bool:
+        char = letter(index)
+        return char > " " and not char.isspace() and pdfium_c.FPDFText_IsGenerated(textpage, index) != 1
 
     n = textpage.count_chars()
     votes: Counter[int] = Counter()
@@ -160,7 +165,7 @@ def upright_turn(textpage, shown: int) -> int:
             continue
         turn = -quarter * 90 % 360  # PDFium's angle runs the other way from /Rotate
         step = _step(textpage, index) if index + 1 < n and drawn(index + 1) else None
-        if step is not None and unicodedata.bidirectional(chr(pdfium_c.FPDFText_GetUnicode(textpage, index))) in RTL:
+        if step is not None and unicodedata.bidirectional(letter(index)) in RTL:
             step = (step + 180) % 360  # Arabic and Hebrew step left along their baseline
         if step == (turn + 180) % 360:
             # the text runs against its glyphs' baseline: glyphs flipped in their font (a Type 3
