@@ -218,15 +218,20 @@ def test_table_ruled_only_between_columns_is_read_whole_and_once(settings, tmp_p
     assert "pdfplumber" in page.engine
 
 
-def helvetica_pdf(path: Path, content: bytes, boxes: bytes) -> Path:
-    """A one-page PDF of the content stream ``content``, its text in Helvetica (/F1), its page
-    dictionary's ``boxes`` (MediaBox, CropBox, /Rotate) as given."""
+def one_font_pdf(path: Path, content: bytes, boxes: bytes, font: list[bytes]) -> Path:
+    """A one-page PDF of the content stream ``content``, its page dictionary's ``boxes``
+    (MediaBox, CropBox, /Rotate) as given, its text in the font /F1: ``font``'s objects, numbered
+    from 5 (the font dictionary first)."""
     path.write_bytes(assemble_pdf([
         b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Page /Parent 2 0 R %s /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>" % boxes,
-        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]))
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content), *font]))
     return path
+
+
+def helvetica_pdf(path: Path, content: bytes, boxes: bytes) -> Path:
+    """``one_font_pdf`` in Helvetica."""
+    return one_font_pdf(path, content, boxes, [b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"])
 
 
 def grid_pdf(path: Path, lines: int, size: float = 800.0, spread: bool = False) -> Path:
@@ -417,16 +422,12 @@ def test_glyphs_flipped_in_their_font_and_drawn_turned_back_are_read_upright(tmp
     from pipeline.extraction.frame import upright_turn
 
     glyph = b"600 0 0 0 500 700 d1 0 0 500 700 re f"
-    content = b"BT /T3 12 Tf -1 0 0 -1 60 700 Tm (aaaa aaa aaaaa aa aaaa) Tj ET"
-    (tmp_path / "flipped.pdf").write_bytes(assemble_pdf([
-        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /T3 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+    content = b"BT /F1 12 Tf -1 0 0 -1 60 700 Tm (aaaa aaa aaaaa aa aaaa) Tj ET"
+    one_font_pdf(tmp_path / "flipped.pdf", content, b"/MediaBox [0 0 612 792]", [
         b"<< /Type /Font /Subtype /Type3 /FontBBox [0 0 500 700] /FontMatrix [-0.001 0 0 -0.001 0 0] "
         b"/CharProcs << /a 6 0 R >> /Encoding << /Type /Encoding /Differences [97 /a] >> "
         b"/FirstChar 97 /LastChar 97 /Widths [600] >>",
-        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(glyph), glyph)]))
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(glyph), glyph)])
     document = pdfium.PdfDocument(tmp_path / "flipped.pdf")
     try:
         textpage = document[0].get_textpage()
@@ -678,7 +679,6 @@ def test_a_text_layer_with_characters_outside_the_bmp_is_read_not_ocred(settings
     assert " ".join(" ".join(b.text for b in page.blocks).split()) == " ".join([clause] * 3)
 
 
-
 def test_a_code_mapped_past_unicode_does_not_fail_its_page(settings, tmp_path):
     """playa-pdf's utf8_tounicode.pdf: a Type 0 font whose codes are UTF-8 bytes; PDFium gives a
     code its maps leave unread as the code itself, past U+10FFFF, and sampling the page's glyphs
@@ -691,16 +691,12 @@ def test_a_code_mapped_past_unicode_does_not_fail_its_page(settings, tmp_path):
                   b"2 beginbfchar\n<41> <0041>\n<f0a8a780> <d862ddc0>\nendbfchar\nendcmap end end\n")
     content = b"BT /F1 24 Tf 72 700 Td <" + b"41" * 30 + b"f0a8a780" * 30 + b"> Tj ET"
     identity = b"/CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >>"
-    (tmp_path / "utf8.pdf").write_bytes(assemble_pdf([
-        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+    one_font_pdf(tmp_path / "utf8.pdf", content, b"/MediaBox [0 0 612 792]", [
         b"<< /Type /Font /Subtype /Type0 /BaseFont /Utf8 /Encoding 6 0 R /DescendantFonts [7 0 R] /ToUnicode 8 0 R >>",
         b"<< /Type /CMap /CMapName /Utf8 %s /Length %d >>\nstream\n%s\nendstream" % (identity, len(encoding),
                                                                                      encoding),
         b"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Utf8 %s /DW 500 >>" % identity,
-        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(to_unicode), to_unicode)]))
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(to_unicode), to_unicode)])
     (page,) = extract.extract_file(tmp_path / "utf8.pdf", settings).pages
     assert "A" * 30 in page.text.replace(" ", ""), page.text
 
