@@ -501,10 +501,39 @@ def test_a_cell_spanning_columns_is_one_cell_and_an_empty_cell_stays(settings, t
                                        "VAT ID |  | Registered | yes"]
 
 
-def test_soft_hyphens_are_resolved():
-    assert clean_text("vor\ufffekommen") == "vorkommen"
-    assert clean_text("Debian\ufffePaketarchiv") == "Debian-Paketarchiv"
-    assert clean_text("Trenn\u00adung") == "Trennung"
+# a paragraph of lines ending in hyphens of every kind, set ragged as a word processor sets them
+HYPHENATED = ["The model was trained zero-", "shot on the corpus, and its zero-shot results are given.",
+              "Run apt-get source first; then apt-", "get fetches the package. Arbeitnehmer-",
+              "und Arbeitgeberanteile werden gezahlt. Das kann vor-", "kommen, sagt die PostScript Referenz. Post-",
+              "Script ist eine Sprache. Debian-", "Paketarchiv."]
+HYPHENS_DECIDED = ["zero-shot on the corpus", "then apt-get fetches", "Arbeitnehmer- und Arbeitgeberanteile",
+                   "Das kann vorkommen,", "PostScript ist", "Debian-Paketarchiv."]
+
+
+def test_line_end_hyphens_are_decided_by_the_documents_words(tmp_path, settings):
+    """A hyphen at a line end is a broken word or a compound's own hyphen: the document's other
+    words decide ("zero-shot" and "apt-get" stay hyphenated, "PostScript" is joined), a hyphen
+    before "und" leaves a compound's part out, and otherwise a break between lower-case letters
+    joins its word. The same on the text layer (PDFium's marks) and on the page's scan (the
+    OCR's "-" at a line end, its next line kept in the paragraph though the line is short)."""
+    ops = ["BT /F1 11 Tf 14 TL 72 760 Td", *(f"({line}) Tj T*" for line in HYPHENATED), "ET"]
+    pdf = helvetica_pdf(tmp_path / "hyphens.pdf", "\n".join(ops).encode(), b"/MediaBox [0 0 612 792]")
+    document, _ = pdfium_document(pdf)
+    document[0].render(scale=300 / 72, grayscale=True).to_pil().save(tmp_path / "hyphens.png", dpi=(300, 300))
+    document.close()
+    for path, method in [(pdf, "text_layer"), (tmp_path / "hyphens.png", "ocr")]:
+        doc = extract.extract_file(path, settings)
+        assert [p.method for p in doc.pages] == [method]
+        text = " ".join(doc.pages[0].text.split())
+        assert all(decided in text for decided in HYPHENS_DECIDED), (method, text)
+        assert "\ufffe" not in text
+
+
+def test_hyphens_a_producer_wrote_are_kept():
+    """PDFium's line-end mark stays for the document to decide (pipeline.extraction.hyphens); a
+    U+00AD drawn inside a line is the hyphen it shows ("Arabo-Latin", "non-existent")."""
+    assert clean_text("vor\x02kommen") == "vor\ufffekommen"
+    assert clean_text("Arabo\u00adLatin, non\u00adexistent") == "Arabo-Latin, non-existent"
 
 
 @pytest.mark.parametrize(

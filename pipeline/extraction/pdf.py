@@ -21,16 +21,11 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.contracts import Block, DocumentError
-from pipeline.extraction import watermarks
+from pipeline.extraction import hyphens, watermarks
 from pipeline.extraction.fonts import PageFonts, name_glyphs
 from pipeline.extraction.frame import PageFrame, upright_turn
 from pipeline.extraction.images import image_format
 
-# PDFium marks a hyphen it removed at a line end as U+FFFE (and keeps U+00AD soft
-# hyphens): a word split across lines ("vor\ufffekommen") is joined, a real compound
-# hyphen before a capital or digit ("Debian\ufffePaketarchiv") is kept.
-SOFT_HYPHEN = re.compile(r"(?<=[a-zà-ÿ])[\ufffe\u00ad\x02](?=[a-zà-ÿ])|[\u00ad]")
-LINE_END_HYPHEN = re.compile(r"[\ufffe\x02]")
 LINE_BREAK = re.compile(r"\r\n|\n")
 TALL_LINE = 2.0  # a PDFium line taller than this many times its text's size holds text at several heights
 
@@ -314,7 +309,11 @@ def page_chars(page, fonts: PageFonts | None = None) -> Chars:
 
 
 def clean_text(text: str) -> str:
-    return LINE_END_HYPHEN.sub("-", SOFT_HYPHEN.sub("", text)).replace(PAD, "").replace("\x00", "")
+    """A span's text as written: PDFium marks a hyphen it took for a line-end break as U+FFFE
+    (U+0002 in some builds) and joins the lines; the mark stays for the document's words to
+    decide (``hyphens.join_broken_words``). A U+00AD a producer wrote for a hyphen it drew
+    ("Arabo\u00adLatin") is that hyphen."""
+    return text.replace("\x02", hyphens.MARK).replace("\u00ad", "-").replace(PAD, "").replace("\x00", "")
 
 
 def _line_spans(chars: Chars) -> list[tuple[int, int]]:

@@ -212,9 +212,9 @@ def _mean_score(results: list[tuple[str, float]]) -> float:
 
 def _blocks(lines: list[Line], texts: list[str], engines: list[str], directions: list[Direction],
             rotation: int, shape: tuple[int, int]) -> list[OcrBlock]:
-    """Paragraph blocks from lines (one text line per line or column, joined by newlines);
-    ``engines`` and ``directions`` are per line (a block's lines share a frame, and so a
-    direction); a block names the engines of its lines."""
+    """Paragraph blocks from lines (one text line per line or column, joined by newlines; a word
+    broken at a line end keeps the next line, short as its line may be); ``engines`` and
+    ``directions`` are per line (a block's lines share a frame, and so a direction)."""
     blocks: list[OcrBlock] = []
     group: list[tuple[Line, str, str, Direction]] = []
 
@@ -231,7 +231,8 @@ def _blocks(lines: list[Line], texts: list[str], engines: list[str], directions:
         group.clear()
 
     for line, text, engine, direction in zip(lines, texts, engines, directions):
-        if group and (line.starts_paragraph or line.frame != group[-1][0].frame):
+        broken = group and re.search(r"[^\W\d_]-$", group[-1][1]) and text.strip()[:1].isalpha()
+        if group and ((line.starts_paragraph and not broken) or line.frame != group[-1][0].frame):
             flush()
         group.append((line, text.strip(), engine, direction))
     flush()

@@ -5,7 +5,9 @@ pipeline.extraction.tables), or, without one or with one that lies (pipeline.ext
 rasterised and OCRed (pipeline.extraction.scans); a scanned region on a text-layer page is
 OCRed too. PNG, JPEG and TIFF scans (pipeline.extraction.images) take the same OCR route. Each page records why it was OCRed (``Page.ocr_reason``). The
 PDFs and scans embedded in a PDF follow its own pages, each page marked with its file
-(pipeline.extraction.attachments). Bad files raise DocumentError with a machine-readable reason.
+(pipeline.extraction.attachments). Once every page is read, the document's own words decide its
+line-end hyphens (pipeline.extraction.hyphens). Bad files raise DocumentError with a
+machine-readable reason.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pipeline.extraction import attachments
 from pipeline.extraction.annotations import annotation_blocks
 from pipeline.extraction.fonts import PageFonts
 from pipeline.extraction.honesty import doubt, glyphs_read_as_spaces
+from pipeline.extraction.hyphens import join_broken_words
 from pipeline.extraction.images import image_pages
 from pipeline.extraction.metadata import document_info
 from pipeline.extraction.pdf import check_file, horizontal_blocks, insert_by_position, open_pdf, page_chars
@@ -40,6 +43,7 @@ log = logging.getLogger(__name__)
 
 def extract_file(path: Path, settings: Settings, doc_id: str = "", sha256: str = "") -> ExtractedDocument:
     pages, info = _file_pages(path, settings, first_page_no=1, depth=0, max_pages=settings.extraction.max_pages)
+    pages = join_broken_words(pages)  # every page read: the document's words decide its line-end hyphens
     if not any(b.text.strip() for p in pages for b in p.blocks):
         raise DocumentError("no_text", f"{path.name}: no text in the text layer and none found by OCR")
     engines = sorted({p.engine for p in pages} | {b.engine for p in pages for b in p.blocks if b.engine})
