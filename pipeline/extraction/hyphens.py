@@ -24,8 +24,9 @@ MARK = "\ufffe"  # a hyphen PDFium took for a line-end break (pipeline.extractio
 # letters of alphabetic scripts: CJK text sets no hyphens at line ends, and an OCR's "-" between
 # two ideographs is a long-vowel mark or a dash
 LETTER = r"[^\W\d_\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
-BREAK = re.compile(rf"({LETTER}+)(?:{MARK}|-\n)({LETTER}+)")
-WORD = re.compile(rf"{LETTER}+(?:-{LETTER}+)*")
+# from a word's start, possessive: a long run of letters is not rescanned from each of them
+BREAK = re.compile(rf"(?<!{LETTER})({LETTER}++)(?:{MARK}|-\n)({LETTER}++)")
+WORD = re.compile(rf"{LETTER}++(?:-{LETTER}++)*+")
 # words after which a line-end hyphen leaves a compound's part out (en, de, es)
 CONJUNCTIONS = frozenset({"and", "or", "nor", "und", "oder", "bzw", "sowie", "y", "o", "u", "e"})
 
@@ -34,7 +35,7 @@ def join_broken_words(pages: list[Page]) -> list[Page]:
     """The pages with every line-end hyphen (PDFium's ``MARK``, an OCR's "-" before a new line,
     between letters) decided: a word joined, or the hyphen kept; any other ``MARK`` becomes a
     hyphen."""
-    words = _words_written(pages)
+    words = words_written(pages)
 
     def resolved(text: str) -> str:
         if MARK not in text and "-\n" not in text:
@@ -47,7 +48,7 @@ def join_broken_words(pages: list[Page]) -> list[Page]:
 
 def across_line_end(left: str, right: str, words: Counter[str]) -> str:
     """The text of a word's two parts at a line-end hyphen, as the document's ``words`` decide."""
-    joined, hyphenated = words[_key(left + right)], words[_key(f"{left}-{right}")]
+    joined, hyphenated = words[word_key(left + right)], words[word_key(f"{left}-{right}")]
     if joined != hyphenated:
         return left + right if joined > hyphenated else f"{left}-{right}"
     if right.lower() in CONJUNCTIONS:
@@ -55,7 +56,7 @@ def across_line_end(left: str, right: str, words: Counter[str]) -> str:
     return left + right if left[-1].islower() and right[0].islower() else f"{left}-{right}"
 
 
-def _words_written(pages: list[Page]) -> Counter[str]:
+def words_written(pages: list[Page]) -> Counter[str]:
     """How often the document writes each word, and each pair of a hyphenated compound's
     neighbouring parts ("state-of-the-art" counts "state-of", "of-the", "the-art"), away from
     line-end hyphens."""
@@ -63,13 +64,13 @@ def _words_written(pages: list[Page]) -> Counter[str]:
     for page in pages:
         for block in page.blocks:
             for word in WORD.findall(BREAK.sub(" ", block.text)):
-                words[_key(word)] += 1
+                words[word_key(word)] += 1
                 parts = word.split("-")
-                words.update(_key(f"{a}-{b}") for a, b in zip(parts, parts[1:]) if len(parts) > 2)
+                words.update(word_key(f"{a}-{b}") for a, b in zip(parts, parts[1:]) if len(parts) > 2)
     return words
 
 
-def _key(word: str) -> str:
+def word_key(word: str) -> str:
     """A word as counted: its first letter's case, or an all-capitals word's, does not count
     (a sentence's first word, a heading in capitals); a capital inside it does ("Standard-Umgebung"
     is no "Standardumgebung")."""

@@ -231,7 +231,7 @@ def _blocks(lines: list[Line], texts: list[str], engines: list[str], directions:
         group.clear()
 
     for line, text, engine, direction in zip(lines, texts, engines, directions):
-        broken = group and re.search(r"[^\W\d_]-$", group[-1][1]) and text.strip()[:1].isalpha()
+        broken = group and group[-1][1].endswith("-") and group[-1][1][-2:-1].isalpha() and text.strip()[:1].isalpha()
         if group and ((line.starts_paragraph and not broken) or line.frame != group[-1][0].frame):
             flush()
         group.append((line, text.strip(), engine, direction))
