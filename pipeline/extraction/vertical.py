@@ -30,6 +30,7 @@ import unicodedata
 import numpy as np
 
 from pipeline.contracts import Block
+from pipeline.extraction.hyphens import MARK
 from pipeline.extraction.pdf import Chars
 
 VERTICAL_SAMPLE = 400  # characters looked at to tell a vertical layer
@@ -118,12 +119,24 @@ def _columns(members: np.ndarray, box: np.ndarray, cells: np.ndarray, em: float)
 
 
 def _text(column, idx: np.ndarray, chars: Chars) -> str:
-    """A column's characters, with a space where the text layer had one between two of them."""
+    """A column's characters, with a space where the text layer had one between two of them.
+    A hyphen PDFium took for a line-end break (its mark) stays for pipeline.extraction.hyphens
+    to decide: inside the column as the mark, at its end (a word going on in the next column) as
+    the "-" it was."""
+    def marked(between: str) -> bool:
+        return "\ufffe" in between or "\x02" in between
+
     out = []
     for i, k in enumerate(column):
-        if i and idx[k] > idx[column[i - 1]] + 1 and " " in chars.text[idx[column[i - 1]] + 1:idx[k]]:
+        between = chars.text[idx[column[i - 1]] + 1:idx[k]] if i else ""
+        if marked(between):
+            out.append(MARK)
+        elif " " in between:
             out.append(" ")
         out.append(chars.span_text(idx[k], idx[k] + 1))
+    last = column[-1]
+    if last + 1 < len(idx) and marked(chars.text[idx[last] + 1:idx[last + 1]]):
+        out.append("-")
     return "".join(out).replace("\x00", "").translate(VERTICAL_FORMS)  # U+0000: a glyph with no Unicode value
 
 
