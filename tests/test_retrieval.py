@@ -12,7 +12,7 @@ from datetime import datetime
 
 import numpy as np
 import pytest
-from weaviate.classes.config import Configure, Property
+from weaviate.classes.config import Configure, DataType, Property, Tokenization
 from weaviate.classes.query import BM25Operator
 
 from pipeline.embedding.embedders import Concatenated, get_embedder
@@ -27,9 +27,10 @@ from pipeline.retrieval.fusion import (
     is_copy,
     weigh_lexical_hits,
 )
-from pipeline.retrieval.retriever import min_match
+from pipeline.retrieval.retriever import Retriever, min_match
 from pipeline.retrieval.terms import terms
 from pipeline.stores import vector_store
+from pipeline.stores.lexical import lexical_property
 from pipeline.text.clauses import number_key
 
 PARAMS = FusionParams(lexical_weight=0.1, lexical_rank_offset=1, group_similarity=0.7)
@@ -374,12 +375,51 @@ def test_collection_made_before_the_lexical_leg_is_migrated_and_backfilled(setti
                              for i, (lang, t) in enumerate(rows)])
     assert vector_store.migrate_lexical(legacy, settings) == 3
     names = {p.name for p in legacy.config.get().properties}
-    assert {vector_store.lexical_property(lang) for lang in settings.languages} <= names
+    assert {lexical_property(settings, lang) for lang in settings.languages} <= names
     for lang, query in (("de", "grafische Installer"), ("ja", "システム 起動"), ("zh", "自动化安装")):
-        found = legacy.query.bm25(query=query, query_properties=[vector_store.lexical_property(lang)],
+        found = legacy.query.bm25(query=query, query_properties=[lexical_property(settings, lang)],
                                   operator=BM25Operator.or_(minimum_match=1))
         assert [o.properties["lang"] for o in found.objects] == [lang]
     assert vector_store.migrate_lexical(legacy, settings) == 0  # a second run has nothing to do
+
+
+def test_a_query_without_its_accents_finds_the_words_in_the_real_weaviate(settings, weaviate_server):
+    """The word-tokenized languages' lexical properties fold accents, and the query is folded
+    alike: "proteccion", "Gebuhren", "Strasse", "resume" find their words; a collection whose
+    lexical properties were made unfolded gets the folded ones added and backfilled when a
+    retriever opens it; Japanese
+    keeps its tokenizer and its kana (が is no か)."""
+    name = "RosettaRetrievalUnfolded"
+    if weaviate_server.collections.exists(name):
+        weaviate_server.collections.delete(name)
+    weaviate_server.collections.create(  # as made before folding: text_<lang>, no analyzer
+        name, properties=[Property(name=n, data_type=t) for n, t in vector_store.PROPERTIES]
+        + [Property(name=f"text_{lang}", data_type=DataType.TEXT, tokenization=Tokenization(entry.tokenization))
+           for lang, entry in settings.languages.items()],
+        vector_config=Configure.Vectors.self_provided())
+    older = weaviate_server.collections.get(name)
+    rows = [("es", "La protección de datos personales es un derecho."),
+            ("de", "Die Gebühren für die Straße werden jährlich erhoben."),
+            ("en", "Send your résumé to the café."), ("ja", "データベースが起動します。")]
+    older.data.insert_many([vector_store.DataObject(properties={"text": t, "lang": lang, f"text_{lang}": t},
+                                                    vector=unit(i + 1, 1, 0).tolist())
+                            for i, (lang, t) in enumerate(rows)])
+    Retriever(settings, weaviate_server, name)  # a retriever on it migrates it, as search and eval do
+    assert vector_store.migrate_lexical(older, settings) == 0
+    filled = {o.properties["lang"]: o.properties.get(lexical_property(settings, o.properties["lang"]))
+              for o in older.query.fetch_objects().objects}
+    assert filled == {lang: text for lang, text in rows}  # the three folded languages' objects backfilled
+    analyzers = {p.name: p.text_analyzer for p in older.config.get().properties if p.name.startswith("text_")}
+    assert {n for n, a in analyzers.items() if a and a.ascii_fold} == {"text_en_folded", "text_de_folded",
+                                                                          "text_es_folded"}
+    assert lexical_property(settings, "ja") == "text_ja" and not analyzers["text_ja"]
+    for lang, query in (("es", "proteccion de datos"), ("de", "Gebuhren Strasse"), ("en", "resume cafe"),
+                        ("ja", "データベース")):
+        found = older.query.bm25(query=query, query_properties=[lexical_property(settings, lang)],
+                                 operator=BM25Operator.or_(minimum_match=2 if lang != "ja" else 1))
+        assert [o.properties["lang"] for o in found.objects] == [lang], query
+    assert terms("Protección Straße", "word") == terms("proteccion STRASSE", "word")
+    assert terms("が", "kagome_ja") == {"が"}
 
 
 def passage(uuid: str, lang: str, text: str, similarity: float) -> Candidate:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.stores import vector_store
+from pipeline.stores.lexical import lexical_property
 
 from conftest import sample_guides_in
 
@@ -267,7 +268,7 @@ def test_a_search_in_some_folders_answers_from_their_documents_only(five_languag
 def test_live_collection_has_a_lexical_property_per_language(five_languages, settings, weaviate_server):
     config = weaviate_server.collections.get(settings.weaviate.collection).config.get()
     tokenization = {p.name: p.tokenization.value for p in config.properties if p.name.startswith("text_")}
-    assert tokenization == {vector_store.lexical_property(lang): settings.languages[lang].tokenization
+    assert tokenization == {lexical_property(settings, lang): settings.languages[lang].tokenization
                             for lang in settings.languages}
     assert tokenization["text_ja"] == "kagome_ja"
 

@@ -33,7 +33,7 @@ from opencc import OpenCC
 from threadpoolctl import ThreadpoolController
 
 from pipeline.retrieval.terms import HAN_KANA, coverage, held_terms, rarity
-from pipeline.stores.vector_store import searched_text
+from pipeline.stores.lexical import searched_text
 from pipeline.text.clauses import number_key
 
 

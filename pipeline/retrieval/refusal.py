@@ -89,7 +89,7 @@ import numpy as np
 
 from pipeline.retrieval.fusion import Candidate, Group, term_weights
 from pipeline.retrieval.terms import coverage, held_terms, terms, word_count
-from pipeline.stores.vector_store import searched_text
+from pipeline.stores.lexical import searched_text
 
 FEATURES = ("similarity", "nearest_similarity", "margin", "nearest_spread", "heading_similarity", "coverage", "length",
             "coverage_x_length")

@@ -45,6 +45,7 @@ from pipeline.retrieval.refusal import (
 from pipeline.retrieval.scope import Scope, ScopeFilter, file_day, resolve
 from pipeline.retrieval.terms import terms
 from pipeline.stores import vector_store
+from pipeline.stores.lexical import lexical_property
 from pipeline.text.langid import detect_block
 
 Mode = Literal["hybrid", "vector"]
@@ -139,8 +140,8 @@ LABELS_KEPT = 4096  # heading vectors a retriever keeps (about 15 MB with the co
 class Retriever:
     def __init__(self, settings: Settings, client, collection: str | None = None, embedder: str | None = None):
         self.settings = settings
-        self.collection = client.collections.get(collection or settings.weaviate.collection).with_consistency_level(
-            vector_store.consistency(settings))
+        # a collection made before a lexical property was (re)defined gets it, once per process
+        self.collection = vector_store.ensure_collection(client, settings, collection or settings.weaviate.collection)
         self.embedder = get_embedder(embedder or settings.embedding.model, settings.embedding.batch_size)
         self._maps: dict[str, AlignmentMap] = {}
         self.fusion = fusion_params(settings, self.embedder.name)
@@ -205,7 +206,8 @@ class Retriever:
             tokenization = self.settings.languages[query_lang].tokenization
             wanted = self.lexical_min_match if lexical_min_match is None else lexical_min_match
             lexical = self.collection.query.bm25(
-                query=query, query_properties=[vector_store.lexical_property(query_lang)], limit=r.lexical_candidates,
+                query=query, query_properties=[lexical_property(self.settings, query_lang)],
+                limit=r.lexical_candidates,
                 operator=BM25Operator.or_(minimum_match=min_match(query, tokenization, wanted)),
                 filters=every, include_vector=True, return_properties=CANDIDATE_PROPERTIES,
                 return_metadata=MetadataQuery(score=True))

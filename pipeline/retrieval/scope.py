@@ -34,6 +34,7 @@ from weaviate.classes.aggregate import Metrics
 from weaviate.classes.query import Filter
 
 from pipeline.config import Settings
+from pipeline.retrieval.terms import plain
 
 
 MAX_SIGNERS = 100_000  # distinct signers' names read (without a limit Weaviate returns the most frequent few)
@@ -76,23 +77,14 @@ def file_day(stamp: datetime | str | None) -> date | None:
     return stamp.date() if stamp else None
 
 
-# Letters NFKD does not take apart, and their plain spellings (Łukasz, Søren, Đorđe; casefolding
-# already writes ß as ss)
-PLAIN_LETTERS = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ð": "d", "þ": "th", "æ": "ae", "œ": "oe", "ı": "i",
-                               "ħ": "h", "ŧ": "t"})
 UMLAUTS_WRITTEN_OUT = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue"})  # Müller as a certificate spells it: Mueller
-
-
-def _plain(word: str) -> str:
-    return "".join(ch for ch in unicodedata.normalize("NFKD", word.translate(PLAIN_LETTERS))
-                   if not unicodedata.combining(ch))
 
 
 def words(text: str) -> tuple[frozenset[str], ...]:
     """A name's words as Weaviate's word tokenizer cuts them (letters and digits), each as the
     spellings it may be written in: any case, without accents, and with ä ö ü also written out."""
     found = re.findall(r"[^\W_]+", unicodedata.normalize("NFC", text).casefold())
-    return tuple(frozenset({_plain(w), _plain(w.translate(UMLAUTS_WRITTEN_OUT))}) for w in found)
+    return tuple(frozenset({plain(w), plain(w.translate(UMLAUTS_WRITTEN_OUT))}) for w in found)
 
 
 def is_named(wanted: tuple[frozenset[str], ...], name: str) -> bool:

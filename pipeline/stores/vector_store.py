@@ -16,7 +16,7 @@ from typing import Any, Iterator
 from urllib.parse import urlparse
 
 import weaviate
-from weaviate.classes.config import Configure, DataType, Property, Tokenization
+from weaviate.classes.config import Configure, DataType, Property
 from weaviate.classes.data import DataObject
 from weaviate.classes.query import Filter, MetadataQuery
 from weaviate.embedded import EmbeddedOptions
@@ -24,6 +24,7 @@ from weaviate.exceptions import WeaviateBaseError
 from weaviate.util import generate_uuid5
 
 from pipeline.config import Settings
+from pipeline.stores.lexical import lexical_properties, lexical_property, with_lexical
 from pipeline.stores import secrets
 from pipeline.stores.embedded_server import (LOOPBACK, SERVER_FROM_PARENT_ENV, WeaviateUnavailable, embedded_binary_dir,
                                              embedded_binary_path, embedded_environment, node_environment,
@@ -85,32 +86,6 @@ PROPERTIES: list[tuple[str, DataType]] = [
 LINEAGE_FIELDS = ["doc_id", "source_sha256", "pipeline_version", "extraction_method", "extraction_engines",
                   "embedder", "alignment_version", "anchor_set_version", "batch_id"]
 PROPERTY_NAMES = [name for name, _ in PROPERTIES]
-
-
-def lexical_property(lang: str) -> str:
-    """The per-language copy of a chunk's text that search's lexical leg reads, tokenized for
-    that language (languages.<lang>.tokenization; docs/retrieval.md)."""
-    return f"text_{lang}"
-
-
-def lexical_properties(settings: Settings) -> list[Property]:
-    return [Property(name=lexical_property(lang), data_type=DataType.TEXT, skip_vectorization=True,
-                     index_filterable=False, tokenization=Tokenization(entry.tokenization))
-            for lang, entry in settings.languages.items()]
-
-
-def searched_text(properties: dict[str, Any]) -> str:
-    """What the lexical leg searches of a chunk, as a reader sees it: its headings and its text
-    (a question often names the section, and the section's chunks may not repeat its heading)."""
-    return "\n".join([*(properties.get("heading_path") or []), properties.get("text", "")])
-
-
-def with_lexical(properties: dict[str, Any], settings: Settings) -> dict[str, Any]:
-    """The object's properties plus its ``searched_text`` in its language's lexical property."""
-    lang = properties.get("lang")
-    if lang not in settings.languages or not properties.get("text"):
-        return properties
-    return {**properties, lexical_property(lang): searched_text(properties)}
 
 
 def chunk_uuid(properties: dict[str, Any]) -> str:
@@ -267,7 +242,7 @@ def migrate_lexical(collection, settings: Settings) -> int:
         return 0
     for prop in missing:
         collection.config.add_property(prop)
-    langs = {lang for lang in settings.languages if lexical_property(lang) in {p.name for p in missing}}
+    langs = {lang for lang in settings.languages if lexical_property(settings, lang) in {p.name for p in missing}}
     objects = [(u, p, v) for u, p, v in iterate_objects(collection) if p.get("lang") in langs]
     insert_objects(collection, objects, settings)
     log.info("%s: added %s, backfilled %d object(s)", collection.name, [p.name for p in missing], len(objects))
