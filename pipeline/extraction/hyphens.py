@@ -13,6 +13,7 @@ once the document is read, in this order:
 3. otherwise between two lower-case letters a broken word ("vorkommen"), else a real
    hyphen ("Debian-Paketarchiv").
 """
+
 from __future__ import annotations
 
 import re

@@ -312,7 +312,7 @@ def clean_text(text: str) -> str:
     """A span's text as written: PDFium marks a hyphen it took for a line-end break as U+FFFE
     (U+0002 in some builds) and joins the lines; the mark stays for the document's words to
     decide (``hyphens.join_broken_words``). A U+00AD a producer wrote for a hyphen it drew
-    ("Arabo\u00adLatin") is that hyphen."""
+    (Arabo-Latin) is that hyphen."""
     return text.replace("\x02", hyphens.MARK).replace("\u00ad", "-").replace(PAD, "").replace("\x00", "")
 
 

@@ -124,7 +124,7 @@ def _text(column, idx: np.ndarray, chars: Chars) -> str:
     to decide: inside the column as the mark, at its end (a word going on in the next column) as
     the "-" it was."""
     def marked(between: str) -> bool:
-        return "\ufffe" in between or "\x02" in between
+        return MARK in between or "\x02" in between
 
     out = []
     for i, k in enumerate(column):

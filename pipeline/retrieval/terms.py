@@ -31,7 +31,7 @@ _ACCENTED = [*range(0xC0, 0x250), *range(0x370, 0x500), *range(0x1E00, 0x2000)]
 def _plain_table() -> dict[int, str | None]:
     """Each accented letter -> its letters without their marks (NFKD, marks dropped); a mark
     alone -> nothing. One table, so that folding a text is one ``str.translate``."""
-    table: dict[int, str | None] = {ord(letter): plain for letter, plain in PLAIN_LETTERS.items()}
+    table: dict[int, str | None] = {ord(letter): spelled for letter, spelled in PLAIN_LETTERS.items()}
     for code in _ACCENTED:
         bare = "".join(c for c in unicodedata.normalize("NFKD", chr(code)) if not unicodedata.combining(c))
         if code not in table and bare != chr(code):
@@ -67,8 +67,7 @@ def terms(text: str, tokenization: str) -> set[str]:
 
 
 def _bare(word: str) -> str:
-    """A casefolded word without its accents (``plain``): most words are ASCII, and folding a
-    chunk's words one by one where they are not costs a fifth of folding its text."""
+    """A casefolded word without its accents (``plain``); an ASCII word, most of them, as it is."""
     return word if word.isascii() else word.translate(_PLAIN)
 
 
