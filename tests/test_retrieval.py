@@ -387,8 +387,7 @@ def test_a_query_without_its_accents_finds_the_words_in_the_real_weaviate(settin
     """The word-tokenized languages' lexical properties fold accents, and the query is folded
     alike: "proteccion", "Gebuhren", "Strasse", "resume" find their words; a collection whose
     lexical properties were made unfolded gets the folded ones added and backfilled when a
-    retriever opens it; Japanese
-    keeps its tokenizer and its kana (が is no か)."""
+    retriever opens it; Japanese keeps its tokenizer and its kana (が is no か)."""
     name = "RosettaRetrievalUnfolded"
     if weaviate_server.collections.exists(name):
         weaviate_server.collections.delete(name)
