@@ -19,9 +19,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from pipeline.contracts import Page
+from pipeline.contracts import Block, Page
 
 MARK = "\ufffe"  # a hyphen PDFium took for a line-end break (pipeline.extraction.pdf.clean_text)
+PDFIUM_MARKS = MARK + "\x02"  # the mark as PDFium's text gives it (U+0002 in some builds)
 # letters of alphabetic scripts: CJK text sets no hyphens at line ends, and an OCR's "-" between
 # two ideographs is a long-vowel mark or a dash
 LETTER = r"[^\W\d_\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
@@ -36,15 +37,20 @@ def join_broken_words(pages: list[Page]) -> list[Page]:
     """The pages with every line-end hyphen (PDFium's ``MARK``, an OCR's "-" before a new line,
     between letters) decided: a word joined, or the hyphen kept; any other ``MARK`` becomes a
     hyphen."""
+    def has_one(text: str) -> bool:
+        return MARK in text or "-\n" in text
+
+    if not any(has_one(block.text) for page in pages for block in page.blocks):
+        return pages  # nothing to decide: the document's words need no counting
     words = words_written(pages)
 
-    def resolved(text: str) -> str:
-        if MARK not in text and "-\n" not in text:
-            return text
-        return BREAK.sub(lambda m: across_line_end(m.group(1), m.group(2), words), text).replace(MARK, "-")
+    def resolved(block: Block) -> Block:
+        if not has_one(block.text):
+            return block
+        text = BREAK.sub(lambda m: across_line_end(m.group(1), m.group(2), words), block.text).replace(MARK, "-")
+        return block.model_copy(update={"text": text})
 
-    return [page.model_copy(update={"blocks": [block.model_copy(update={"text": resolved(block.text)})
-                                               for block in page.blocks]}) for page in pages]
+    return [page.model_copy(update={"blocks": [resolved(block) for block in page.blocks]}) for page in pages]
 
 
 def across_line_end(left: str, right: str, words: Counter[str]) -> str:

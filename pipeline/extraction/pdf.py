@@ -252,7 +252,8 @@ class Chars:
                 letters[k] = named[0]
             text = "".join(letters)
         self.text = text
-        self.ink = np.fromiter((not c.isspace() and c not in "\ufffe\x02" + PAD for c in self.text), dtype=bool,
+        no_ink = hyphens.PDFIUM_MARKS + PAD
+        self.ink = np.fromiter((not c.isspace() and c not in no_ink for c in self.text), dtype=bool,
                                count=len(self.text))
 
     def _without_hidden(self, text: str) -> str:
@@ -387,7 +388,7 @@ def _on_their_baselines(chars: Chars, start: int, end: int,
     boxes = chars.char_boxes(ink)
     parts, first, run = [], start, boxes[0]
     for previous, index, last, box in zip(ink, ink[1:], boxes, boxes[1:]):
-        joined = set(chars.text[previous + 1:index]) & {"\ufffe", "\x02"}  # PDFium's removed hyphen
+        joined = any(mark in chars.text[previous + 1:index] for mark in hyphens.PDFIUM_MARKS)  # its removed hyphen
         below = box[0] < last[2] and last[0] < box[2]  # a glyph under the last: text set down a column
         if (box[1] >= run[3] or box[3] <= run[1]) and not joined and not below:
             parts.append((first, int(index), tuple(float(v) for v in run)))

@@ -30,7 +30,7 @@ import unicodedata
 import numpy as np
 
 from pipeline.contracts import Block
-from pipeline.extraction.hyphens import MARK
+from pipeline.extraction.hyphens import MARK, PDFIUM_MARKS
 from pipeline.extraction.pdf import Chars
 
 VERTICAL_SAMPLE = 400  # characters looked at to tell a vertical layer
@@ -124,7 +124,7 @@ def _text(column, idx: np.ndarray, chars: Chars) -> str:
     to decide: inside the column as the mark, at its end (a word going on in the next column) as
     the "-" it was."""
     def marked(between: str) -> bool:
-        return MARK in between or "\x02" in between
+        return any(mark in between for mark in PDFIUM_MARKS)
 
     out = []
     for i, k in enumerate(column):

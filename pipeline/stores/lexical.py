@@ -1,7 +1,8 @@
-"""The lexical leg's copies of a chunk's text: one property per language, ``text_<lang>``,
-tokenized for that language (languages.<lang>.tokenization; docs/retrieval.md), written beside
-each object by ``pipeline.stores.vector_store.insert_objects`` and searched by
-``pipeline.retrieval.retriever``'s BM25 leg.
+"""The lexical leg's copies of a chunk's text: one property per language (``text_<lang>``,
+``text_<lang>_folded`` where its accents are folded), tokenized for that language
+(languages.<lang>.tokenization; docs/retrieval.md), written beside each object by
+``pipeline.stores.vector_store.insert_objects`` and searched by ``pipeline.retrieval.retriever``'s
+BM25 leg.
 """
 
 from __future__ import annotations

@@ -24,11 +24,11 @@ from weaviate.exceptions import WeaviateBaseError
 from weaviate.util import generate_uuid5
 
 from pipeline.config import Settings
-from pipeline.stores.lexical import lexical_properties, lexical_property, with_lexical
 from pipeline.stores import secrets
 from pipeline.stores.embedded_server import (LOOPBACK, SERVER_FROM_PARENT_ENV, WeaviateUnavailable, embedded_binary_dir,
                                              embedded_binary_path, embedded_environment, node_environment,
                                              server_listening, wait_for_parent_server)
+from pipeline.stores.lexical import lexical_properties, lexical_property, with_lexical
 
 log = logging.getLogger(__name__)
 
