@@ -42,6 +42,9 @@ class LanguageEntry(_Section):
     tesseract_vertical_traditional: str | None = None  # Chinese: the model for traditional forms
     chunk_chars: int
     tokenization: str = "word"  # Weaviate tokenizer of the language's lexical property (text_<lang>)
+    # Its writers spell ä ö ü out as ae oe ue where a keyboard lacks them: the lexical leg reads
+    # both spellings alike (pipeline.stores.lexical.umlauts_read)
+    umlauts_spelled_out: bool = False
 
 
 class LanguageConfig(_Section):

@@ -23,12 +23,13 @@ from pipeline.extraction import hyphens, pdf
 from pipeline.ocr import page as ocr_page
 from pipeline.publish import checks
 from pipeline.stages import chunk, structure
+from pipeline.stores import lexical
 from pipeline.text import cleaning, clauses, garbage, langid, regulations, sentences
 
 # Modules whose patterns run on document text. Their patterns are module-level constants
 # (checked below), so the timing test sees all of them.
 TEXT_MODULES: tuple[ModuleType, ...] = (cleaning, garbage, langid, sentences, clauses, regulations, structure,
-                                        chunk, pdf, hyphens, ocr_page, checks)
+                                        chunk, pdf, hyphens, ocr_page, checks, lexical)
 # Fine steps at first: an exponential pattern only just past the bound at 16 characters (the
 # old title-line form: about 200x) is past any bound at 24, where at 64 it would run for hours.
 # Under load the 16-character ratio fell under the bound and the next length hung the suite.

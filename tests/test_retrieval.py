@@ -30,7 +30,7 @@ from pipeline.retrieval.fusion import (
 from pipeline.retrieval.retriever import Retriever, min_match
 from pipeline.retrieval.terms import terms
 from pipeline.stores import vector_store
-from pipeline.stores.lexical import lexical_property
+from pipeline.stores.lexical import lexical_property, umlauts_read
 from pipeline.text.clauses import number_key
 
 PARAMS = FusionParams(lexical_weight=0.1, lexical_rank_offset=1, group_similarity=0.7)
@@ -409,7 +409,7 @@ def test_a_query_without_its_accents_finds_the_words_in_the_real_weaviate(settin
               for o in older.query.fetch_objects().objects}
     assert filled == {lang: text for lang, text in rows}  # the three folded languages' objects backfilled
     analyzers = {p.name: p.text_analyzer for p in older.config.get().properties if p.name.startswith("text_")}
-    assert {n for n, a in analyzers.items() if a and a.ascii_fold} == {"text_en_folded", "text_de_folded",
+    assert {n for n, a in analyzers.items() if a and a.ascii_fold} == {"text_en_folded", "text_de_folded_umlauts",
                                                                           "text_es_folded"}
     assert lexical_property(settings, "ja") == "text_ja" and not analyzers["text_ja"]
     for lang, query in (("es", "proteccion de datos"), ("de", "Gebuhren Strasse"), ("en", "resume cafe"),
@@ -419,6 +419,34 @@ def test_a_query_without_its_accents_finds_the_words_in_the_real_weaviate(settin
         assert [o.properties["lang"] for o in found.objects] == [lang], query
     assert terms("Protección Straße", "word") == terms("proteccion STRASSE", "word")
     assert terms("が", "kagome_ja") == {"が"}
+
+
+def test_german_umlauts_spelled_out_meet_the_umlauts_in_the_real_weaviate(settings, weaviate_server):
+    """A German writer without the keys spells ä ö ü out ("Gebuehren", "Aenderung"), and so does
+    an ASCII document: a German query finds each spelling by the other and by neither's accents
+    ("Gebuhren"), and its terms count as covered; "Quelle" and "Feuer" keep their ue. A collection
+    whose German property only folded accents gets the new one added and backfilled."""
+    name = "RosettaRetrievalUmlauts"
+    if weaviate_server.collections.exists(name):
+        weaviate_server.collections.delete(name)
+    weaviate_server.collections.create(  # as made before: German folded, umlauts spelled out not read
+        name, properties=[Property(name=n, data_type=t) for n, t in vector_store.PROPERTIES]
+        + [Property(name="text_de_folded", data_type=DataType.TEXT, tokenization=Tokenization.WORD,
+                    text_analyzer=Configure.text_analyzer(ascii_fold=True))],
+        vector_config=Configure.Vectors.self_provided())
+    rows = ["Die Gebühren werden jährlich erhoben.", "Aenderungen des Vertrags muessen schriftlich erfolgen.",
+            "Die Quelle des Feuers ist unbekannt.", "Der Vertrag endet am Jahresende."]
+    weaviate_server.collections.get(name).data.insert_many(
+        [vector_store.DataObject(properties={"text": t, "lang": "de", "text_de_folded": t}, vector=unit(i + 1, 1, 0).tolist())
+         for i, t in enumerate(rows)])
+    retriever = Retriever(settings, weaviate_server, name)
+    for query, wanted in (("Gebuehren", rows[0]), ("Gebuhren", rows[0]), ("GEBÜHREN", rows[0]),
+                          ("Änderungen", rows[1]), ("Anderungen", rows[1]), ("müssen", rows[1]),
+                          ("Quelle Feuers", rows[2])):
+        hits = [c for c in retriever.candidates(query, "de", unit(1, 0, 0), lexical_min_match=1)
+                if c.lexical_rank is not None]
+        assert [(c.properties["text"], c.lexical_strength) for c in hits] == [(wanted, 1.0)], query
+    assert umlauts_read("Gebuehren AENDERUNG Oel ueber Feuer Quelle Frauen") == "Gebuhren ANDERUNG Ol uber Feuer Quelle Frauen"
 
 
 def passage(uuid: str, lang: str, text: str, similarity: float) -> Candidate:

@@ -45,7 +45,7 @@ from pipeline.retrieval.refusal import (
 from pipeline.retrieval.scope import Scope, ScopeFilter, file_day, resolve
 from pipeline.retrieval.terms import terms
 from pipeline.stores import vector_store
-from pipeline.stores.lexical import lexical_property
+from pipeline.stores.lexical import lexical_property, lexical_text
 from pipeline.text.langid import detect_block
 
 Mode = Literal["hybrid", "vector"]
@@ -206,7 +206,8 @@ class Retriever:
             tokenization = self.settings.languages[query_lang].tokenization
             wanted = self.lexical_min_match if lexical_min_match is None else lexical_min_match
             lexical = self.collection.query.bm25(
-                query=query, query_properties=[lexical_property(self.settings, query_lang)],
+                query=lexical_text(self.settings, query_lang, query),
+                query_properties=[lexical_property(self.settings, query_lang)],
                 limit=r.lexical_candidates,
                 operator=BM25Operator.or_(minimum_match=min_match(query, tokenization, wanted)),
                 filters=every, include_vector=True, return_properties=CANDIDATE_PROPERTIES,

@@ -1,5 +1,6 @@
 """The lexical leg's copies of a chunk's text: one property per language (``text_<lang>``,
-``text_<lang>_folded`` where its accents are folded), tokenized for that language
+``text_<lang>_folded`` where its accents are folded, ``text_<lang>_folded_umlauts`` where
+umlauts spelled out are read as umlauts too), tokenized for that language
 (languages.<lang>.tokenization; docs/retrieval.md), written beside each object by
 ``pipeline.stores.vector_store.insert_objects`` and searched by ``pipeline.retrieval.retriever``'s
 BM25 leg.
@@ -7,6 +8,7 @@ BM25 leg.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from weaviate.classes.config import Configure, DataType, Property, Tokenization
@@ -17,15 +19,36 @@ from pipeline.config import Settings
 # folds the query searched in them alike: a question typed without its accents ("proteccion de
 # datos", "Gebuhren", "Strasse") finds the words (pipeline.retrieval.terms.plain on our side)
 FOLDED_TOKENIZATIONS = frozenset({"word"})
+# The e of an umlaut spelled out: of ae and oe, and of ue unless a vowel or q stands before the u
+# ("Feuer", "Quelle" keep theirs), as Lucene's German normalization reads them
+SPELLED_OUT_E = re.compile(r"(?<=[ao])e|(?<=u)(?<![aeiouyqäöü]u)e", re.IGNORECASE)
+
+
+def umlauts_read(text: str) -> str:
+    """``text`` with its umlauts spelled out written as their base letters ("Gebuehren" ->
+    "Gebuhren", "AENDERUNG" -> "ANDERUNG"): folding reads "Gebühren" so too, so the two
+    spellings meet. A word with ae/oe/ue that is no umlaut ("aktuell" -> "aktull") reads so on
+    both sides alike."""
+    return SPELLED_OUT_E.sub("", text)
 
 
 def lexical_property(settings: Settings, lang: str) -> str:
     """The per-language copy of a chunk's text that search's lexical leg reads, tokenized for
     that language (languages.<lang>.tokenization; docs/retrieval.md). A property's analyzer
-    cannot change, so a folded copy has a name of its own: a collection made before folding
-    gets it added and backfilled (``migrate_lexical``)."""
-    folded = settings.languages[lang].tokenization in FOLDED_TOKENIZATIONS
-    return f"text_{lang}_folded" if folded else f"text_{lang}"
+    cannot change, so a folded copy has a name of its own, and one that also reads umlauts
+    spelled out another: a collection made before them gets it added and backfilled
+    (``migrate_lexical``)."""
+    entry = settings.languages[lang]
+    if entry.tokenization not in FOLDED_TOKENIZATIONS:
+        return f"text_{lang}"
+    return f"text_{lang}_folded_umlauts" if entry.umlauts_spelled_out else f"text_{lang}_folded"
+
+
+def lexical_text(settings: Settings, lang: str, text: str) -> str:
+    """A text as the lexical leg reads it in ``lang``: a chunk's as it is written into the
+    property, a query's as it is searched."""
+    entry = settings.languages[lang]
+    return umlauts_read(text) if entry.umlauts_spelled_out and entry.tokenization in FOLDED_TOKENIZATIONS else text
 
 
 def lexical_properties(settings: Settings) -> list[Property]:
@@ -47,4 +70,4 @@ def with_lexical(properties: dict[str, Any], settings: Settings) -> dict[str, An
     lang = properties.get("lang")
     if lang not in settings.languages or not properties.get("text"):
         return properties
-    return {**properties, lexical_property(settings, lang): searched_text(properties)}
+    return {**properties, lexical_property(settings, lang): lexical_text(settings, lang, searched_text(properties))}
