@@ -45,6 +45,9 @@ class LanguageEntry(_Section):
     # Its writers spell ä ö ü out as ae oe ue where a keyboard lacks them: the lexical leg reads
     # both spellings alike (pipeline.stores.lexical.umlauts_read)
     umlauts_spelled_out: bool = False
+    # Chinese: a reader of traditional characters asks of simplified text and back; the lexical
+    # leg reads both in simplified (pipeline.stores.lexical.simplified)
+    traditional_read_as_simplified: bool = False
 
 
 class LanguageConfig(_Section):

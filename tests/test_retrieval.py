@@ -449,6 +449,30 @@ def test_german_umlauts_spelled_out_meet_the_umlauts_in_the_real_weaviate(settin
     assert umlauts_read("Gebuehren AENDERUNG Oel ueber Feuer Quelle Frauen") == "Gebuhren ANDERUNG Ol uber Feuer Quelle Frauen"
 
 
+def test_traditional_and_simplified_chinese_meet_in_the_real_weaviate(settings, weaviate_server):
+    """A reader of traditional characters asks of simplified text, and a Taiwan regulation is
+    asked of in simplified: the lexical leg reads both in simplified, and the query's terms
+    count as covered. A collection whose Chinese property held the text as written gets the
+    simplified one added and backfilled."""
+    name = "RosettaRetrievalTraditional"
+    if weaviate_server.collections.exists(name):
+        weaviate_server.collections.delete(name)
+    weaviate_server.collections.create(  # as made before: text_zh, the text as written
+        name, properties=[Property(name=n, data_type=t) for n, t in vector_store.PROPERTIES]
+        + [Property(name="text_zh", data_type=DataType.TEXT, tokenization=Tokenization.TRIGRAM)],
+        vector_config=Configure.Vectors.self_provided())
+    rows = ["个人资料的收集、处理及利用应当遵守本法。", "軟體套件的維護者必須閱讀本手冊。", "合同在年底终止。"]
+    weaviate_server.collections.get(name).data.insert_many(
+        [vector_store.DataObject(properties={"text": t, "lang": "zh", "text_zh": t}, vector=unit(i + 1, 1, 0).tolist())
+         for i, t in enumerate(rows)])
+    retriever = Retriever(settings, weaviate_server, name)
+    for query, wanted in (("個人資料", rows[0]), ("个人资料", rows[0]), ("维护者", rows[1]), ("維護者", rows[1])):
+        hits = [c for c in retriever.candidates(query, "zh", unit(1, 0, 0), lexical_min_match=1)
+                if c.lexical_rank is not None]
+        assert [(c.properties["text"], c.lexical_strength) for c in hits] == [(wanted, 1.0)], query
+    assert lexical_property(settings, "zh") == "text_zh_simplified"
+
+
 def passage(uuid: str, lang: str, text: str, similarity: float) -> Candidate:
     return Candidate(uuid, {"lang": lang, "doc_id": f"doc-{lang}", "text": text}, unit(1, 0, 0), similarity)
 

@@ -29,11 +29,10 @@ from functools import cache
 from typing import Any
 
 import numpy as np
-from opencc import OpenCC
 from threadpoolctl import ThreadpoolController
 
 from pipeline.retrieval.terms import HAN_KANA, coverage, held_terms, rarity
-from pipeline.stores.lexical import searched_text
+from pipeline.stores.lexical import searched_text, simplified
 from pipeline.text.clauses import number_key
 
 
@@ -187,18 +186,13 @@ COPY_SHARE = 0.5
 _TOKEN = re.compile(f"[{HAN_KANA}]|[^\\W{HAN_KANA}]+")
 
 
-@cache
-def _simplified() -> OpenCC:
-    return OpenCC("t2s")
-
-
 def _trigrams(text: str, lang: str) -> set[int]:
     """The text's word trigrams, each by its hash (a tuple is hashed again at every intersection).
     Chinese is read in simplified characters: the same regulation published in traditional and
     in simplified Chinese is one text (the Arphic licence's two Chinese editions: every clause a
     copy, none before)."""
     if lang == "zh":
-        text = _simplified().convert(text)
+        text = simplified(text)
     words = _TOKEN.findall(text.casefold())
     return {hash(tuple(words[i:i + 3])) for i in range(max(1, len(words) - 2))} if words else set()
 
@@ -223,7 +217,7 @@ def differences(text: str, copy: str, lang: str) -> list[tuple[str, str]]:
 
     def words(found: list[re.Match[str]]) -> list[str]:
         folded = [m.group().casefold() for m in found]
-        return [_simplified().convert(w) for w in folded] if lang == "zh" else folded
+        return [simplified(w) for w in folded] if lang == "zh" else folded
 
     ops = SequenceMatcher(None, words(first), words(second), autojunk=False).get_opcodes()
     while ops and ops[0][0] != "equal":

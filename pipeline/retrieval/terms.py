@@ -14,7 +14,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
-from pipeline.stores.lexical import FOLDED_TOKENIZATIONS, umlauts_read
+from pipeline.stores.lexical import FOLDED_TOKENIZATIONS, simplified, umlauts_read
 
 HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # kana and Han, as characters of a regex class
 CJK_BIGRAMS_PER_WORD = 2
@@ -56,11 +56,13 @@ def terms(text: str, tokenization: str) -> set[str]:
     lexical leg reads them (``plain``), umlauts spelled out read as umlauts ("Gebuehren" meets
     "Gebühren"; in every word-tokenized language, where a German name is written either way);
     for a CJK tokenizer, character bigrams of the CJK runs (a single character alone) plus the
-    words of the other runs."""
+    words of the other runs, traditional Chinese characters read as simplified ("資料" meets
+    "资料"; in Japanese too, whose kanji then read alike on both sides)."""
     text = text.casefold()
     bare = _bare if tokenization in FOLDED_TOKENIZATIONS else str
     if tokenization == "word":
         return {bare(w[:WORD_PREFIX]) for w in _WORD.findall(umlauts_read(text))}
+    text = simplified(text)
     found: set[str] = set()
     for run in _CJK.findall(text):
         found.update({run} if len(run) == 1 else {run[i:i + 2] for i in range(len(run) - 1)})

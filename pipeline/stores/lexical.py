@@ -1,7 +1,7 @@
-"""The lexical leg's copies of a chunk's text: one property per language (``text_<lang>``,
-``text_<lang>_folded`` where its accents are folded, ``text_<lang>_folded_umlauts`` where
-umlauts spelled out are read as umlauts too), tokenized for that language
-(languages.<lang>.tokenization; docs/retrieval.md), written beside each object by
+"""The lexical leg's copies of a chunk's text: one property per language (``text_<lang>``, with
+``_folded`` where its accents are folded, ``_umlauts`` where umlauts spelled out are read as
+umlauts, ``_simplified`` where traditional Chinese is read as simplified), tokenized for that
+language (languages.<lang>.tokenization; docs/retrieval.md), written beside each object by
 ``pipeline.stores.vector_store.insert_objects`` and searched by ``pipeline.retrieval.retriever``'s
 BM25 leg.
 """
@@ -9,6 +9,7 @@ BM25 leg.
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
 from weaviate.classes.config import Configure, DataType, Property, Tokenization
@@ -32,23 +33,37 @@ def umlauts_read(text: str) -> str:
     return SPELLED_OUT_E.sub("", text)
 
 
+@cache
+def _simplified():
+    from opencc import OpenCC  # here: the enrich image imports this module for chunk ids and has no OpenCC
+
+    return OpenCC("t2s")
+
+
+def simplified(text: str) -> str:
+    """Chinese text in simplified characters: traditional ones, and the phrases OpenCC's t2s
+    knows, converted ("個人資料" -> "个人资料"); simplified text stays as it is."""
+    return _simplified().convert(text)
+
+
 def lexical_property(settings: Settings, lang: str) -> str:
     """The per-language copy of a chunk's text that search's lexical leg reads, tokenized for
     that language (languages.<lang>.tokenization; docs/retrieval.md). A property's analyzer
-    cannot change, so a folded copy has a name of its own, and one that also reads umlauts
-    spelled out another: a collection made before them gets it added and backfilled
-    (``migrate_lexical``)."""
+    cannot change, nor what is written into it, so each reading has a name of its own: a
+    collection made before it gets it added and backfilled (``migrate_lexical``)."""
     entry = settings.languages[lang]
-    if entry.tokenization not in FOLDED_TOKENIZATIONS:
-        return f"text_{lang}"
-    return f"text_{lang}_folded_umlauts" if entry.umlauts_spelled_out else f"text_{lang}_folded"
+    folded = entry.tokenization in FOLDED_TOKENIZATIONS
+    return (f"text_{lang}" + ("_folded" if folded else "") + ("_umlauts" if folded and entry.umlauts_spelled_out else "")
+            + ("_simplified" if entry.traditional_read_as_simplified else ""))
 
 
 def lexical_text(settings: Settings, lang: str, text: str) -> str:
     """A text as the lexical leg reads it in ``lang``: a chunk's as it is written into the
     property, a query's as it is searched."""
     entry = settings.languages[lang]
-    return umlauts_read(text) if entry.umlauts_spelled_out and entry.tokenization in FOLDED_TOKENIZATIONS else text
+    if entry.umlauts_spelled_out and entry.tokenization in FOLDED_TOKENIZATIONS:
+        text = umlauts_read(text)
+    return simplified(text) if entry.traditional_read_as_simplified else text
 
 
 def lexical_properties(settings: Settings) -> list[Property]:
