@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.contracts import Block, ExtractedDocument, Page
 from pipeline.text import cleaning
-from pipeline.text.clauses import forms, match_line
+from pipeline.text.clauses import forms, match_line, number_key
 
 PAGES = 10
 BODY = "The parties agree to the terms below and keep them in force for the whole term."
@@ -208,6 +208,20 @@ def test_items_nest_under_their_article_and_paragraph_and_chunks_carry_the_full_
     small = settings.model_copy(update={"chunking": settings.chunking.model_copy(update={"min_chunk_chars": 0})})
     chunks = chunk.chunk_document(doc, tagged, small).chunks
     assert next(c for c in chunks if c.text.startswith(item_start)).clause_path == item_path
+
+
+def test_a_taiwan_statute_prints_its_articles_with_tiao_and_each_opens_its_clause():
+    """Taiwan and Hong Kong print an article 條 where the mainland prints 条, and a branch
+    article an amendment inserted 之一 (as Japan's の二): each opens its clause."""
+    from pipeline.stages import structure
+    from test_structure import cleaned
+
+    text = """第 1 條　為規範個人資料之蒐集、處理及利用，以避免人格權受侵害，並促進個人資料之合理利用，特制定本法。
+第 2 條　本法用詞，定義如下：
+一、個人資料：指自然人之姓名、出生年月日、國民身分證統一編號、護照號碼、特徵、指紋。
+第十九條之一　非公務機關保有個人資料檔案者，應採行適當之安全措施。"""
+    tagged = structure.tag(cleaned(text, "zh"))
+    assert [number_key(e.number) for e in tagged.elements if e.type == "CLAUSE"] == ["1", "2", "19"]
 
 
 def _chain(clauses: dict, clause) -> list[str]:
