@@ -54,7 +54,7 @@ def golden(name: str, passages: list[dict], queries: list[dict], source: dict) -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("out", type=Path, help="folder for the two sets")
+    parser.add_argument("out", type=Path, help="folder for the three sets")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "rosetta" / "anchor-debs")
     args = parser.parse_args()
     packages = trap_packages()
@@ -79,6 +79,7 @@ def main() -> None:
         out.write_text(json.dumps(built, ensure_ascii=False), encoding="utf-8")
         tested = sum(q["split"] == "test" for q in built["queries"])
         print(f"{out}: {len(passages)} passages, {len(queries)} Chinese queries ({tested} test)")
+
 
 if __name__ == "__main__":
     main()

@@ -53,8 +53,9 @@ def lexical_property(settings: Settings, lang: str) -> str:
     collection made before it gets it added and backfilled (``migrate_lexical``)."""
     entry = settings.languages[lang]
     folded = entry.tokenization in FOLDED_TOKENIZATIONS
-    return (f"text_{lang}" + ("_folded" if folded else "") + ("_umlauts" if folded and entry.umlauts_spelled_out else "")
-            + ("_simplified" if entry.traditional_read_as_simplified else ""))
+    readings = [("_folded", folded), ("_umlauts", folded and entry.umlauts_spelled_out),
+                ("_simplified", entry.traditional_read_as_simplified)]
+    return f"text_{lang}" + "".join(suffix for suffix, read in readings if read)
 
 
 def lexical_text(settings: Settings, lang: str, text: str) -> str:
